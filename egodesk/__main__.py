@@ -1,0 +1,3 @@
+from egodesk.cli import main
+
+raise SystemExit(main())

