@@ -41,6 +41,23 @@ def _cmd_models(args: argparse.Namespace) -> int:
     return 0 if all(r["ok"] for r in rows) else 1
 
 
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from egodesk.core.paths import LibraryPaths
+    from egodesk.doctor import as_dicts, healthy, run_checks
+
+    checks = run_checks(LibraryPaths.default())
+    if args.json:
+        print(json.dumps({"ok": healthy(checks), "checks": as_dicts(checks)}, indent=2))
+    else:
+        width = max(len(c.name) for c in checks)
+        for c in checks:
+            status = "ok" if c.ok else ("FAIL" if c.required else "warn")
+            print(f"{c.name:<{width}}  {status:<4}  {c.detail}")
+            if not c.ok and c.fix:
+                print(f"{'':<{width}}        fix: {c.fix}")
+    return 0 if healthy(checks) else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="egodesk", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"egodesk {__version__}")
@@ -51,6 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("action", choices=["list", "verify", "install"], nargs="?", default="list")
     models.add_argument("--json", action="store_true")
     models.set_defaults(func=_cmd_models)
+
+    doctor = sub.add_parser("doctor", help="check the installation, models and runtime")
+    doctor.add_argument("--json", action="store_true")
+    doctor.set_defaults(func=_cmd_doctor)
     return parser
 
 

@@ -1,0 +1,43 @@
+"""Absolute times.
+
+egodesk stores every moment as float seconds of *local wall-clock time* since 1970-01-01 (a naive
+timestamp, as the wearer experienced it: "yesterday at 3 pm" means 3 pm where they were). Benchmarks
+use ISO-8601 local times without a zone, which map onto this directly. Container metadata in UTC is
+converted to the machine's local time once, at import.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+_EPOCH = datetime(1970, 1, 1)
+
+
+def to_ts(moment: datetime) -> float:
+    """A datetime as wall-clock seconds. Aware datetimes are first converted to local time."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone().replace(tzinfo=None)
+    return (moment - _EPOCH).total_seconds()
+
+
+def from_ts(ts: float) -> datetime:
+    return _EPOCH + timedelta(seconds=ts)
+
+
+def parse_iso(text: str) -> float:
+    """ISO-8601 (with or without zone, 'Z' allowed) to wall-clock seconds."""
+    value = text.strip()
+    if value.endswith("Z"):
+        value = value[:-1] + "+00:00"
+    return to_ts(datetime.fromisoformat(value))
+
+
+def format_ts(ts: float, with_date: bool = True) -> str:
+    moment = from_ts(ts)
+    return moment.strftime("%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S")
+
+
+def utc_to_local_ts(moment: datetime) -> float:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return to_ts(moment)

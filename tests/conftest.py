@@ -1,0 +1,65 @@
+"""Shared fixtures: real media from ../shared/media, a scratch library, and a guard that fails a test
+that logs an unexpected warning."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("EGODESK_SHARED", REPO.parent / "shared"))
+MEDIA = SHARED / "media"
+BENCHMARKS = SHARED / "benchmarks"
+WALK_VIDEO = MEDIA / "gopro_max-heromode.mp4"
+JFK_AUDIO = MEDIA / "whisper_jfk.flac"
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("QT_API", "pyside6")
+
+
+def ffmpeg(*args: str) -> None:
+    subprocess.run(["ffmpeg", "-v", "error", "-y", *args], check=True)
+
+
+@pytest.fixture(scope="session")
+def composite_clip(tmp_path_factory) -> Path:
+    """The walk video with the JFK speech as its audio: a realistic wearable clip with known words."""
+    out = tmp_path_factory.mktemp("media") / "DAY1_11094208_composite.mp4"
+    ffmpeg("-i", str(WALK_VIDEO), "-i", str(JFK_AUDIO), "-map", "0:v:0", "-map", "1:a:0",
+           "-c:v", "copy", "-c:a", "aac", "-shortest", str(out))
+    return out
+
+
+@pytest.fixture(scope="session")
+def silent_clip(tmp_path_factory) -> Path:
+    """The walk video without any audio stream."""
+    out = tmp_path_factory.mktemp("media") / "walk_noaudio.mp4"
+    ffmpeg("-i", str(WALK_VIDEO), "-map", "0:v:0", "-c:v", "copy", "-an", str(out))
+    return out
+
+
+@pytest.fixture
+def library(tmp_path, monkeypatch) -> Path:
+    """A fresh, empty library folder; EGODESK_HOME points at it for the test."""
+    root = tmp_path / "library"
+    monkeypatch.setenv("EGODESK_HOME", str(root))
+    return root
+
+
+@pytest.fixture(autouse=True)
+def fail_on_unexpected_warnings(caplog):
+    """A test that logs a WARNING or worse fails unless it marks it expected with caplog.clear() or
+    by asserting on it (tests that expect warnings read caplog.records and then clear it)."""
+    yield
+    unexpected = [r for r in caplog.get_records("call") if r.levelno >= logging.WARNING and not getattr(r, "expected", False)]
+    if unexpected:
+        pytest.fail("unexpected log warnings: " + "; ".join(f"{r.name}: {r.getMessage()}" for r in unexpected[:5]))
+
+
+def have(tool: str) -> bool:
+    return shutil.which(tool) is not None

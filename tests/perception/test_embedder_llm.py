@@ -1,0 +1,59 @@
+"""Real models from the manifest: an embedding from the embedder, one token from the llm-test GGUF."""
+
+import numpy as np
+import pytest
+
+from egodesk.core.settings import Settings
+from egodesk.perception.embedder import make_embedder
+from egodesk.perception.llm import LLMError, chat_json, make_llm, parse_json
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return make_embedder()
+
+
+@pytest.fixture(scope="module")
+def tiny_llm():
+    return make_llm(Settings(llm_model="llm-test", threads=2), n_ctx=1024)
+
+
+def test_embeddings_are_unit_vectors_and_semantic(embedder):
+    vectors = embedder.embed(["I take the plate.", "I pick up a dish.", "Interest rates rose again."])
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.3
+
+
+def test_embedding_is_independent_of_batch_padding(embedder):
+    alone = embedder.embed(["a short text"])[0]
+    batched = embedder.embed(["a short text", "a much longer text that forces padding in the batch " * 5])[0]
+    assert float(alone @ batched) > 0.9999
+
+
+def test_one_token_completion(tiny_llm):
+    text, prompt_tokens = tiny_llm.chat([{"role": "user", "content": "Say hello."}], max_tokens=1)
+    assert text and prompt_tokens > 0
+
+
+def test_schema_constrained_json(tiny_llm):
+    schema = {"type": "object", "properties": {"answer": {"enum": ["A", "B"]}}, "required": ["answer"]}
+    data, _ = chat_json(tiny_llm, [{"role": "user", "content": "Pick A or B as JSON."}], schema, max_tokens=20)
+    assert data["answer"] in {"A", "B"}
+
+
+def test_malformed_json_is_retried_then_reported():
+    class Garbage:
+        model_id = "garbage"
+        calls = 0
+
+        def chat(self, messages, max_tokens=256, temperature=0.0, schema=None):
+            self.calls += 1
+            return "this is not json", 3
+
+    llm = Garbage()
+    with pytest.raises(LLMError, match="valid JSON"):
+        chat_json(llm, [], {"type": "object"})
+    assert llm.calls == 3
+    assert parse_json('```json\n{"a": 1}\n```') == {"a": 1}
+    assert parse_json('Sure! {"a": 2} hope that helps') == {"a": 2}
