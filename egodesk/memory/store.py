@@ -181,3 +181,51 @@ class Store:
 
     def close(self) -> None:
         self.engine.dispose()
+
+
+class Unit(Base):
+    """A retrievable memory unit: a caption, a subchunk, a transcript group, an interaction record, a
+    consolidated memory entry, an atomic statement, a keyframe... `kind` says which; `view` names the
+    index family it belongs to where a kind has several (EgoCITE's action/utterance/activity/
+    conversation). Children (subchunks) point at their parent unit."""
+
+    __tablename__ = "unit"
+    __table_args__ = (Index("ix_unit_kind_view", "kind", "view"), Index("ix_unit_time", "start_ts", "end_ts"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    footage_id: Mapped[int] = mapped_column(ForeignKey("footage.id", ondelete="CASCADE"), index=True)
+    clip_id: Mapped[int | None] = mapped_column(ForeignKey("clip.id", ondelete="CASCADE"), index=True, nullable=True)
+    parent_id: Mapped[int | None] = mapped_column(ForeignKey("unit.id", ondelete="CASCADE"), index=True, nullable=True)
+    kind: Mapped[str] = mapped_column(String(24))
+    view: Mapped[str] = mapped_column(String(24), default="")
+    start_ts: Mapped[float] = mapped_column(Float)
+    end_ts: Mapped[float] = mapped_column(Float)
+    text: Mapped[str] = mapped_column(Text, default="")
+    meta: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    builder: Mapped[str] = mapped_column(String(32), default="")  # which builder/model made it
+
+
+class Vector(Base):
+    """A unit's vector in one embedding space (the index it belongs to). SQLite is the source of truth:
+    every hnswlib file can be rebuilt from these rows."""
+
+    __tablename__ = "vector"
+
+    unit_id: Mapped[int] = mapped_column(ForeignKey("unit.id", ondelete="CASCADE"), primary_key=True)
+    space: Mapped[str] = mapped_column(String(32), primary_key=True, index=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)  # float32, L2-normalised
+
+
+class IndexInfo(Base):
+    """The manifest row of one hnswlib index file, checked when the file is loaded."""
+
+    __tablename__ = "index_info"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    dim: Mapped[int] = mapped_column(Integer)
+    metric: Mapped[str] = mapped_column(String(16), default="cosine")
+    model_id: Mapped[str] = mapped_column(String(64), default="")
+    count: Mapped[int] = mapped_column(Integer, default=0)
+    file: Mapped[str] = mapped_column(Text, default="")
+    sha256: Mapped[str] = mapped_column(String(64), default="")
+    built_at: Mapped[float] = mapped_column(Float, default=time.time)
