@@ -72,6 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = sub.add_parser("doctor", help="check the installation, models and runtime")
     doctor.add_argument("--json", action="store_true")
     doctor.set_defaults(func=_cmd_doctor)
+
+    from egodesk.commands import ingest
+
+    ingest.register(sub)
     return parser
 
 

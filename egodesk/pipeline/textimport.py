@@ -22,6 +22,7 @@ from sqlalchemy import select
 from egodesk.core.timeutil import parse_iso
 from egodesk.core.types import FootageKind
 from egodesk.memory.store import Caption, Clip, Footage, Job, Store, TranscriptSegment
+from egodesk.pipeline.jobs import MEMORY_STAGES, ensure_jobs
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ class Entry:
 @dataclass
 class TextImportResult:
     footage_ids: list[int] = field(default_factory=list)
-    added: int = 0  # footages newly created
+    new_ids: list[int] = field(default_factory=list)  # the footages this import created
     entries: int = 0
     problems: list[str] = field(default_factory=list)  # "file:line: reason"
 
@@ -141,6 +142,7 @@ def _text_footage(session, content_hash: str, path: str, title: str, entries: li
     session.flush()
     _add_entries(session, footage, entries)
     session.add(Job(footage_id=footage.id, stage=TEXT_STAGE, state="done", done=len(entries), total=len(entries)))
+    ensure_jobs(session, footage.id, MEMORY_STAGES)
     return footage, True
 
 
@@ -156,8 +158,9 @@ def import_memory_jsonl(store: Store, path: Path) -> TextImportResult:
             content_hash = hashlib.sha256(f"{file_hash}:{source}".encode()).hexdigest()
             footage, created = _text_footage(session, content_hash, f"{path}#{source}", source, entries)
             result.footage_ids.append(footage.id)
-            result.added += created
-            result.entries += len(entries) if created else 0
+            if created:
+                result.new_ids.append(footage.id)
+                result.entries += len(entries)
     return result
 
 
@@ -172,8 +175,9 @@ def import_subtitles(store: Store, path: Path, start_ts: float, attach_to: int |
         if attach_to is None:
             entries = [Entry(start_ts + c.start, start_ts + c.end, c.kind, c.text) for c in cues]
             footage, created = _text_footage(session, _file_hash(path), str(path), path.stem, entries)
-            result.added += created
-            result.entries += len(entries) if created else 0
+            if created:
+                result.new_ids.append(footage.id)
+                result.entries += len(entries)
         else:
             footage = session.get(Footage, attach_to)
             if footage is None:

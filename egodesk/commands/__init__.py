@@ -1,0 +1,1 @@
+"""The CLI's subcommands, one module per topic; each has `register(subparsers)`."""

@@ -1,0 +1,51 @@
+"""The models a worker needs, loaded lazily once per process and shared by every stage."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from egodesk.core.paths import LibraryPaths
+from egodesk.core.settings import Settings
+
+
+class Engines:
+    def __init__(self, settings: Settings, paths: LibraryPaths, store):
+        self.settings = settings
+        self.paths = paths
+        self.store = store
+
+    @cached_property
+    def transcriber(self):
+        from egodesk.perception.asr import make_transcriber
+
+        return make_transcriber(self.settings, self.paths.user_models)
+
+    @cached_property
+    def tagger(self):
+        from egodesk.perception.tagger import make_tagger
+
+        return make_tagger(self.settings, self.paths.user_models)
+
+    @cached_property
+    def text_reader(self):
+        from egodesk.perception.ocr import TextReader
+
+        return TextReader()
+
+    @cached_property
+    def captioner(self):
+        from egodesk.perception.captioner import make_captioner
+
+        return make_captioner(self.settings, self.paths.user_models)
+
+    @cached_property
+    def embedder(self):
+        from egodesk.perception.embedder import make_embedder
+
+        return make_embedder(threads=self.settings.threads, user_models=self.paths.user_models)
+
+    @cached_property
+    def index_manager(self):
+        from egodesk.memory.indices import IndexManager
+
+        return IndexManager(self.store, self.paths.indices)

@@ -1,0 +1,159 @@
+"""The application façade: one object per open library, used by the CLI and the GUI alike.
+
+It answers read queries with plain dataclasses (no SQLAlchemy objects escape) and runs long work
+through the pipeline. The GUI calls it from its task runner, never touching SQL or models itself.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy import select, update
+
+from egodesk.core.paths import LibraryPaths
+from egodesk.core.settings import Settings
+from egodesk.core.types import Progress
+from egodesk.memory.store import Caption, Clip, Footage, Job, Keyframe, Store, TranscriptSegment
+from egodesk.pipeline.ingest import PIPELINE_STAGES, AddReport, add_paths, process
+
+
+@dataclass
+class FootageInfo:
+    id: int
+    title: str
+    path: str
+    kind: str
+    start: float
+    duration: float
+    start_source: str
+    has_audio: bool
+    stages: dict[str, str]
+    state: str  # indexed | indexing | failed | pending | cancelled
+    error: str = ""
+    thumbnail: Path | None = None
+
+
+@dataclass
+class ClipInfo:
+    id: int
+    idx: int
+    start: float
+    end: float
+    offset: float
+    caption: str
+    transcript: list[tuple[float, float, str, str]]  # (start, end, speaker, text)
+    tags: list[tuple[str, float]]
+    ocr: str
+    thumbnails: list[Path] = field(default_factory=list)
+
+
+def overall_state(stages: dict[str, str]) -> str:
+    states = set(stages.values())
+    if not states or states == {"done"}:
+        return "indexed"
+    if "failed" in states:
+        return "failed"
+    if "running" in states:
+        return "indexing"
+    if "cancelled" in states:
+        return "cancelled"
+    return "pending"
+
+
+class Library:
+    def __init__(self, root: str | os.PathLike | None = None):
+        self.paths = (LibraryPaths.at(root) if root else LibraryPaths.default()).ensure()
+        self.settings = Settings.load(self.paths.settings_file)
+        self.store = Store(self.paths.database)
+
+    def save_settings(self, settings: Settings) -> None:
+        settings.save(self.paths.settings_file)
+        self.settings = settings
+
+    def close(self) -> None:
+        self.store.close()
+
+    # --- importing and indexing -------------------------------------------------------------
+    def add(self, paths: Iterable[str | os.PathLike], start_ts: float | None = None) -> AddReport:
+        return add_paths(self.store, self.settings, paths, start_ts)
+
+    def process(self, progress: Callable[[Progress], None] = lambda p: None,
+                should_stop: Callable[[], bool] = lambda: False, retry_failed: bool = False) -> dict[str, int]:
+        """Run unfinished stages in this process (the worker calls this; so do tests)."""
+        return process(self.store, self.paths, self.settings, progress, should_stop, retry_failed)
+
+    def mark_cancelled(self) -> int:
+        """After the worker was ended: its running jobs become 'cancelled' (resumable)."""
+        with self.store.session() as session:
+            result = session.execute(update(Job).where(Job.state == "running").values(state="cancelled"))
+            return result.rowcount or 0
+
+    def resume(self) -> int:
+        """Cancelled and failed jobs go back to pending. Returns how many."""
+        with self.store.session() as session:
+            result = session.execute(update(Job).where(Job.state.in_(("cancelled", "failed"))).values(state="pending", error=""))
+            return result.rowcount or 0
+
+    # --- reading ------------------------------------------------------------------------------
+    def footage(self) -> list[FootageInfo]:
+        with self.store.session() as session:
+            rows = session.scalars(select(Footage).order_by(Footage.start_ts, Footage.id)).all()
+            all_jobs = session.execute(select(Job.footage_id, Job.stage, Job.state, Job.error)).all()
+            thumbs = dict(session.execute(
+                select(Clip.footage_id, Keyframe.thumb_path).join(Keyframe).where(Clip.idx == 0, Keyframe.idx == 0)).all())
+        stages: dict[int, dict[str, str]] = {}
+        errors: dict[int, str] = {}
+        order = {stage: i for i, stage in enumerate(("text",) + PIPELINE_STAGES)}
+        for footage_id, stage, state, error in all_jobs:
+            stages.setdefault(footage_id, {})[stage] = state
+            if error:
+                errors[footage_id] = f"{stage}: {error}"
+        out = []
+        for f in rows:
+            st = dict(sorted(stages.get(f.id, {}).items(), key=lambda kv: order.get(kv[0], 99)))
+            thumb = thumbs.get(f.id)
+            out.append(FootageInfo(f.id, f.title, f.path, f.kind, f.start_ts, f.duration, f.start_source, f.has_audio,
+                                   st, overall_state(st), errors.get(f.id, ""), Path(thumb) if thumb else None))
+        return out
+
+    def clips(self, footage_id: int) -> list[ClipInfo]:
+        with self.store.session() as session:
+            clips = session.scalars(select(Clip).where(Clip.footage_id == footage_id).order_by(Clip.idx)).all()
+            captions = dict(session.execute(select(Caption.clip_id, Caption.text).where(Caption.footage_id == footage_id)).all())
+            segments = session.scalars(select(TranscriptSegment).where(TranscriptSegment.footage_id == footage_id).order_by(TranscriptSegment.idx)).all()
+            keyframes = session.scalars(select(Keyframe).join(Clip).where(Clip.footage_id == footage_id).order_by(Keyframe.idx)).all()
+        out = []
+        for clip in clips:
+            frames = [k for k in keyframes if k.clip_id == clip.id]
+            tags: dict[str, float] = {}
+            for kf in frames:
+                for label, score in kf.labels or []:
+                    tags[label] = max(tags.get(label, 0.0), score)
+            out.append(ClipInfo(
+                id=clip.id, idx=clip.idx, start=clip.start_ts, end=clip.end_ts, offset=clip.offset,
+                caption=captions.get(clip.id, ""),
+                transcript=[(s.start_ts, s.end_ts, s.speaker, s.text) for s in segments if s.clip_id == clip.id],
+                tags=sorted(tags.items(), key=lambda kv: -kv[1]),
+                ocr=" / ".join(k.ocr_text for k in frames if k.ocr_text),
+                thumbnails=[Path(k.thumb_path) for k in frames if k.thumb_path],
+            ))
+        return out
+
+    def find_footage(self, ref: str) -> int | None:
+        """A footage id from an id, a title or a path."""
+        with self.store.session() as session:
+            if ref.isdigit() and session.get(Footage, int(ref)):
+                return int(ref)
+            return session.scalar(select(Footage.id).where((Footage.title == ref) | (Footage.path == ref) | (Footage.path == str(Path(ref).resolve()))))
+
+    def job_rows(self) -> list[dict]:
+        with self.store.session() as session:
+            rows = session.execute(select(Job, Footage.title).join(Footage).order_by(Job.footage_id, Job.id)).all()
+        order = {stage: i for i, stage in enumerate(("text",) + PIPELINE_STAGES)}
+        out = [{"footage_id": j.footage_id, "footage": title, "stage": j.stage, "state": j.state, "done": j.done,
+                "total": j.total, "attempts": j.attempts, "error": j.error} for j, title in rows]
+        return sorted(out, key=lambda r: (r["footage_id"], order.get(r["stage"], 99)))
+

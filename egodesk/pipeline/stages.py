@@ -1,0 +1,207 @@
+"""The ingest stages of one video footage, each a function that reads what earlier stages stored and
+writes its own results together with its job's "done" mark in one transaction.
+
+Order (the only place that knows it is `VIDEO_STAGES` in jobs.py): probe (at import) -> audio -> asr
+-> keyframes (frame features, tags and thumbnails from one tagger pass) -> ocr -> captions.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from sqlalchemy import delete, select
+
+from egodesk.core.faults import fault_point
+from egodesk.core.types import ClipSpan, Progress
+from egodesk.media.audio import extract_audio
+from egodesk.media.frames import read_frame_at, sample_frames
+from egodesk.media.keyframes import select_keyframes, write_thumbnail
+from egodesk.memory.store import Caption, Clip, Footage, Keyframe, Store, TranscriptSegment
+from egodesk.pipeline.engines import Engines
+from egodesk.pipeline.jobs import finish
+
+log = logging.getLogger(__name__)
+
+
+class Cancelled(Exception):
+    """The user asked to stop; the stage is left unfinished and resumes next time."""
+
+
+@dataclass
+class StageContext:
+    store: Store
+    engines: Engines
+    footage_id: int
+    progress: Callable[[Progress], None]
+    should_stop: Callable[[], bool]
+
+    def report(self, stage: str, done: int, total: int, message: str = "") -> None:
+        self.progress(Progress(stage, done, total, self.footage_id, message))
+        fault_point(f"{stage}:{done}")
+        if self.should_stop():
+            raise Cancelled(stage)
+
+    def footage(self) -> Footage:
+        with self.store.session() as session:
+            return session.get(Footage, self.footage_id)
+
+    def clips(self) -> list[Clip]:
+        with self.store.session() as session:
+            return list(session.scalars(select(Clip).where(Clip.footage_id == self.footage_id).order_by(Clip.idx)))
+
+    @property
+    def audio_path(self) -> Path:
+        return self.engines.paths.cache / "audio" / f"{self.footage_id}.wav"
+
+
+def run_audio(ctx: StageContext) -> None:
+    footage = ctx.footage()
+    ctx.audio_path.parent.mkdir(parents=True, exist_ok=True)
+    has_audio = footage.has_audio and extract_audio(footage.path, ctx.audio_path)
+    with ctx.store.session() as session:
+        session.get(Footage, ctx.footage_id).has_audio = bool(has_audio)
+        finish(session, ctx.footage_id, "audio", 1 if has_audio else 0)
+
+
+def run_asr(ctx: StageContext) -> None:
+    footage = ctx.footage()
+    clips = ctx.clips()
+    segments = []
+    language = ""
+    if footage.has_audio and ctx.audio_path.exists():
+        transcript = ctx.engines.transcriber.transcribe(ctx.audio_path)
+        language = transcript.language
+        for segment in transcript.segments:  # lazily decoded: a cancel lands between segments
+            segments.append(segment)
+            ctx.report("asr", int(segment.end), int(footage.duration) or 1)
+    with ctx.store.session() as session:
+        session.execute(delete(TranscriptSegment).where(TranscriptSegment.footage_id == ctx.footage_id))
+        for idx, segment in enumerate(segments):
+            start = footage.start_ts + segment.start
+            clip = _clip_at(clips, start)
+            words = [[w.text, footage.start_ts + w.start, footage.start_ts + w.end, round(w.probability, 3)] for w in segment.words]
+            session.add(TranscriptSegment(footage_id=ctx.footage_id, clip_id=clip.id if clip else None, idx=idx,
+                                          start_ts=start, end_ts=footage.start_ts + segment.end,
+                                          text=segment.text.strip(), language=language, words=words))
+        finish(session, ctx.footage_id, "asr", len(segments))
+    if ctx.audio_path.exists():
+        ctx.audio_path.unlink()  # the transcript is stored; the WAV was only its input
+
+
+def _clip_at(clips: list[Clip], ts: float) -> Clip | None:
+    for clip in clips:
+        if clip.start_ts <= ts < clip.end_ts:
+            return clip
+    return clips[-1] if clips and ts >= clips[-1].start_ts else None
+
+
+def run_keyframes(ctx: StageContext) -> None:
+    """Sample frames per clip, run the tagger once over them, pick keyframes by k-means over the
+    features (CARVE), store features, top labels and a thumbnail for each keyframe. Frames arrive in
+    time order, so each clip is processed as soon as its frames are in: memory stays one clip deep."""
+    footage = ctx.footage()
+    clips = ctx.clips()
+    by_index = {c.idx: c for c in clips}
+    spans = [ClipSpan(c.idx, c.offset, c.end_ts - c.start_ts) for c in clips]
+    rows: list[Keyframe] = []
+    buffer: list = []
+    seen = 0
+    for frame in sample_frames(footage.path, spans, ctx.engines.settings.frames_per_clip):
+        if buffer and frame.clip_index != buffer[0].clip_index:
+            rows += _keyframes_of(ctx, footage, by_index[buffer[0].clip_index], buffer)
+            seen += 1
+            ctx.report("keyframes", seen, len(clips))
+            buffer = []
+        buffer.append(frame)
+    if buffer:
+        rows += _keyframes_of(ctx, footage, by_index[buffer[0].clip_index], buffer)
+        seen += 1
+    if seen < len(clips):
+        log.info("footage %s: frames decoded for %d of %d clips", ctx.footage_id, seen, len(clips))
+    with ctx.store.session() as session:
+        session.execute(delete(Keyframe).where(Keyframe.clip_id.in_([c.id for c in clips])))
+        session.add_all(rows)
+        finish(session, ctx.footage_id, "keyframes", len(rows))
+
+
+def _keyframes_of(ctx: StageContext, footage: Footage, clip: Clip, frames: list) -> list[Keyframe]:
+    settings = ctx.engines.settings
+    tagger = ctx.engines.tagger
+    result = tagger.analyse([f.frame for f in frames])
+    thumbs_dir = ctx.engines.paths.thumbnails / str(ctx.footage_id)
+    rows = []
+    for order, i in enumerate(select_keyframes(result.features, settings.keyframes_per_clip)):
+        thumb = thumbs_dir / f"{clip.idx:05d}_{order}.jpg"
+        write_thumbnail(frames[i].frame, thumb)
+        labels = tagger.top_labels(result.probs[i], settings.tags_per_frame)
+        rows.append(Keyframe(clip_id=clip.id, idx=order, offset=frames[i].offset, ts=footage.start_ts + frames[i].offset,
+                             thumb_path=str(thumb), feature=result.features[i].astype(np.float32).tobytes(),
+                             labels=[[label, round(float(score), 4)] for label, score in labels]))
+    return rows
+
+
+def run_ocr(ctx: StageContext) -> None:
+    """On-screen text of the middle keyframe of each clip (OCR costs ~0.5 s a frame: one a clip keeps
+    ingest within its real-time budget)."""
+    footage = ctx.footage()
+    with ctx.store.session() as session:
+        keyframes = list(session.scalars(
+            select(Keyframe).join(Clip).where(Clip.footage_id == ctx.footage_id).order_by(Clip.idx, Keyframe.idx)))
+    per_clip: dict[int, list[Keyframe]] = {}
+    for kf in keyframes:
+        per_clip.setdefault(kf.clip_id, []).append(kf)
+    texts: dict[int, str] = {}
+    enabled = ctx.engines.settings.ocr_enabled
+    for done, frames in enumerate(per_clip.values(), start=1):
+        if enabled:
+            chosen = frames[len(frames) // 2]
+            texts[chosen.id] = ctx.engines.text_reader.read(read_frame_at(footage.path, chosen.offset))
+        ctx.report("ocr", done, len(per_clip))
+    with ctx.store.session() as session:
+        for kf in keyframes:
+            session.get(Keyframe, kf.id).ocr_text = texts.get(kf.id, "")
+        finish(session, ctx.footage_id, "ocr", sum(1 for t in texts.values() if t))
+
+
+def run_captions(ctx: StageContext) -> None:
+    from egodesk.perception.captioner import ClipContext, KeyframeView
+
+    settings = ctx.engines.settings
+    captioner = ctx.engines.captioner
+    needs_images = getattr(captioner, "needs_images", False)
+    footage = ctx.footage()
+    clips = ctx.clips()
+    with ctx.store.session() as session:
+        keyframes = list(session.scalars(select(Keyframe).join(Clip).where(Clip.footage_id == ctx.footage_id).order_by(Keyframe.idx)))
+        segments = list(session.scalars(select(TranscriptSegment).where(TranscriptSegment.footage_id == ctx.footage_id).order_by(TranscriptSegment.idx)))
+    captions = []
+    previous = ""
+    for done, clip in enumerate(clips, start=1):
+        views = [KeyframeView(image=read_frame_at(footage.path, kf.offset) if needs_images else None,
+                              tags=[(label, score) for label, score in (kf.labels or [])], ocr=kf.ocr_text or "")
+                 for kf in keyframes if kf.clip_id == clip.id]
+        speech = " ".join(s.text for s in segments if s.clip_id == clip.id).strip()
+        context = ClipContext(start=clip.start_ts, end=clip.end_ts, keyframes=views, transcript=speech,
+                              wearer=settings.wearer_name, previous_caption=previous)
+        text = captioner.caption(context).strip()
+        captions.append(Caption(clip_id=clip.id, footage_id=ctx.footage_id, start_ts=clip.start_ts, end_ts=clip.end_ts,
+                                text=text, captioner=settings.captioner, kind="caption"))
+        previous = text
+        ctx.report("captions", done, len(clips))
+    with ctx.store.session() as session:
+        session.execute(delete(Caption).where(Caption.footage_id == ctx.footage_id))
+        session.add_all(captions)
+        finish(session, ctx.footage_id, "captions", len(captions))
+
+
+STAGE_FUNCTIONS: dict[str, Callable[[StageContext], None]] = {
+    "audio": run_audio,
+    "asr": run_asr,
+    "keyframes": run_keyframes,
+    "ocr": run_ocr,
+    "captions": run_captions,
+}

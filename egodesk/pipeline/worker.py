@@ -1,0 +1,149 @@
+"""The ingest worker process: `python -m egodesk.pipeline.worker --library DIR`.
+
+Runs `ingest.process` until no unfinished stage is left, printing progress as JSON lines on stdout.
+One worker per library: it holds an exclusive lock on `worker.pid` (the pid inside is what `cancel`
+ends). Ending this process at any moment is safe: every stage commits whole, and the next worker puts
+jobs left "running" back to "pending".
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+
+from egodesk.core.paths import LibraryPaths
+from egodesk.core.types import Progress
+
+CANCEL_GRACE_S = 1.0
+
+
+def pid_file(paths: LibraryPaths) -> Path:
+    return paths.root / "worker.pid"
+
+
+@contextmanager
+def worker_lock(paths: LibraryPaths) -> Iterator[bool]:
+    """Yields True when this process holds the library's worker lock."""
+    paths.root.mkdir(parents=True, exist_ok=True)
+    with open(pid_file(paths), "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        try:
+            yield True
+        finally:
+            handle.seek(0)
+            handle.truncate()
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def running_worker(paths: LibraryPaths) -> int | None:
+    """The pid of the library's live worker, if any."""
+    path = pid_file(paths)
+    if not path.exists():
+        return None
+    with open(path, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            text = handle.read().strip()
+            return int(text) if text.isdigit() else None
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return None
+
+
+def start_worker(paths: LibraryPaths, detached: bool) -> subprocess.Popen:
+    """Start a worker for the library; detached ones outlive the caller and log to the library."""
+    cmd = [sys.executable, "-m", "egodesk.pipeline.worker", "--library", str(paths.root)]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if detached:
+        paths.logs.mkdir(parents=True, exist_ok=True)
+        log = open(paths.logs / "worker.out", "ab")
+        return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env)
+
+
+def stop_process(pid: int, grace_s: float = CANCEL_GRACE_S) -> bool:
+    """SIGTERM, then SIGKILL after the grace period: a cancel never waits on a model call."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return False
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        if _reap(pid):
+            return True
+        time.sleep(0.05)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    _reap(pid, block=True)
+    return True
+
+
+def _reap(pid: int, block: bool = False) -> bool:
+    try:
+        done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
+        return done == pid
+    except ChildProcessError:  # not our child: nothing to reap
+        return False
+
+
+def read_progress(lines: Iterator[str], on_progress: Callable[[Progress], None]) -> None:
+    for line in lines:
+        try:
+            on_progress(Progress(**json.loads(line)))
+        except (ValueError, TypeError):
+            continue
+
+
+def main(argv: list[str] | None = None) -> int:
+    from egodesk.core.logging_setup import setup_logging
+    from egodesk.core.settings import Settings
+    from egodesk.memory.store import Store
+    from egodesk.pipeline.ingest import process
+
+    parser = argparse.ArgumentParser(prog="egodesk-worker")
+    parser.add_argument("--library", required=True)
+    parser.add_argument("--retry-failed", action="store_true")
+    args = parser.parse_args(argv)
+    paths = LibraryPaths.at(args.library).ensure()
+    setup_logging(paths)
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(143))  # committed work is safe; leave at once
+    with worker_lock(paths) as mine:
+        if not mine:
+            print(json.dumps({"stage": "worker", "done": 0, "total": 0, "message": "another worker is running"}), flush=True)
+            return 0
+        store = Store(paths.database)
+        settings = Settings.load(paths.settings_file)
+        outcome = process(store, paths, settings,
+                          progress=lambda p: print(json.dumps(asdict(p)), flush=True), retry_failed=args.retry_failed)
+        print(json.dumps({"stage": "worker", "done": outcome["done"], "total": sum(outcome.values()),
+                          "message": json.dumps(outcome)}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
