@@ -77,6 +77,7 @@ def run_asr(ctx: StageContext) -> None:
         language = transcript.language
         for segment in transcript.segments:  # lazily decoded: a cancel lands between segments
             segments.append(segment)
+            fault_point("asr:segment")
             ctx.report("asr", int(segment.end), int(footage.duration) or 1)
     with ctx.store.session() as session:
         session.execute(delete(TranscriptSegment).where(TranscriptSegment.footage_id == ctx.footage_id))
