@@ -74,7 +74,7 @@ def run_asr(ctx: StageContext) -> None:
     language = ""
     if footage.has_audio and ctx.audio_path.exists():
         transcript = ctx.engines.transcriber.transcribe(ctx.audio_path)
-        language = transcript.language
+        language = transcript.language or ""
         for segment in transcript.segments:  # lazily decoded: a cancel lands between segments
             segments.append(segment)
             fault_point("asr:segment")
@@ -169,11 +169,12 @@ def run_ocr(ctx: StageContext) -> None:
 
 
 def run_captions(ctx: StageContext) -> None:
-    from egodesk.perception.captioner import ClipContext, KeyframeView
+    from egodesk.perception.captioner import ClipContext
+    from egodesk.perception.captioner import Keyframe as CaptionFrame
 
     settings = ctx.engines.settings
     captioner = ctx.engines.captioner
-    needs_images = getattr(captioner, "needs_images", False)
+    needs_images = captioner.needs_images
     footage = ctx.footage()
     clips = ctx.clips()
     with ctx.store.session() as session:
@@ -182,8 +183,8 @@ def run_captions(ctx: StageContext) -> None:
     captions = []
     previous = ""
     for done, clip in enumerate(clips, start=1):
-        views = [KeyframeView(image=read_frame_at(footage.path, kf.offset) if needs_images else None,
-                              tags=[(label, score) for label, score in (kf.labels or [])], ocr=kf.ocr_text or "")
+        views = [CaptionFrame(image=read_frame_at(footage.path, kf.offset) if needs_images else None,
+                              tags=[(label, score) for label, score in (kf.labels or [])], ocr=kf.ocr_text or "", time=kf.ts)
                  for kf in keyframes if kf.clip_id == clip.id]
         speech = " ".join(s.text for s in segments if s.clip_id == clip.id).strip()
         context = ClipContext(start=clip.start_ts, end=clip.end_ts, keyframes=views, transcript=speech,

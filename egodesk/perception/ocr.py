@@ -1,0 +1,69 @@
+"""On-screen text (signs, screens, labels) from a frame, with RapidOCR (PP-OCR models on onnxruntime).
+
+The models ship inside the `rapidocr-onnxruntime` package, so nothing is fetched. The engine is built
+on first use: constructing a reader is free, which keeps settings and tests cheap when OCR is off.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import cv2
+import numpy as np
+
+if TYPE_CHECKING:
+    from egodesk.core.settings import Settings
+
+# Frames are shrunk to this longer side first, and the detector then works at the frame's own scale
+# (its stock setting enlarges every frame to a 736 px shorter side: 2-3x slower on 480p footage and
+# no better on text a person could read from the video).
+MAX_SIDE = 960
+DET_MIN_SIDE = 480
+
+
+class TextReader:
+    def __init__(self, min_confidence: float = 0.5, threads: int = 2):
+        self.min_confidence = min_confidence
+        self.threads = threads
+        self._engine = None
+
+    def _load(self):
+        if self._engine is None:
+            from rapidocr_onnxruntime import RapidOCR
+
+            # Thread counts are global options: RapidOCR copies them over any per-model ones.
+            self._engine = RapidOCR(text_score=self.min_confidence, det_limit_type="min", det_limit_side_len=DET_MIN_SIDE,
+                                    intra_op_num_threads=self.threads, inter_op_num_threads=1)
+        return self._engine
+
+    def read(self, frame: np.ndarray) -> str:
+        """The text lines found in a BGR frame, in reading order, joined with " / "; "" when none."""
+        h, w = frame.shape[:2]
+        scale = MAX_SIDE / max(h, w)
+        if scale < 1:
+            frame = cv2.resize(frame, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA)
+        result, _ = self._load()(frame)
+        boxes = [(np.asarray(box, dtype=np.float32), text.strip()) for box, text, score in (result or ())
+                 if score >= self.min_confidence and text.strip()]
+        return " / ".join(text for _, text in reading_order(boxes))
+
+
+def reading_order(boxes: list[tuple[np.ndarray, str]]) -> list[tuple[np.ndarray, str]]:
+    """Top-to-bottom rows, left-to-right within a row. Boxes whose vertical centres lie within half a
+    line height of a row's first box belong to that row (the detector's own order is not reliable)."""
+    rows: list[list[tuple[np.ndarray, str]]] = []
+    for item in sorted(boxes, key=lambda b: b[0][:, 1].mean()):
+        box = item[0]
+        centre, height = box[:, 1].mean(), np.ptp(box[:, 1])
+        if rows:
+            first = rows[-1][0][0]
+            if abs(centre - first[:, 1].mean()) <= max(height, np.ptp(first[:, 1])) / 2:
+                rows[-1].append(item)
+                continue
+        rows.append([item])
+    return [item for row in rows for item in sorted(row, key=lambda b: b[0][:, 0].min())]
+
+
+def make_text_reader(settings: "Settings") -> TextReader | None:
+    """None when the user turned on-screen text off."""
+    return TextReader(threads=settings.threads) if settings.ocr_enabled else None

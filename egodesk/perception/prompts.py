@@ -1,0 +1,36 @@
+"""Prompt templates: plain text files in `resources/prompts/` with `{placeholder}` fields.
+
+Kept out of code so wording can be tuned (and reviewed) without touching logic. A template is read once.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from egodesk.core.paths import resources_dir
+
+
+class PromptError(KeyError):
+    """A template is missing or a placeholder got no value."""
+
+
+def prompts_dir() -> Path:
+    return resources_dir() / "prompts"
+
+
+@lru_cache(maxsize=None)
+def load(name: str) -> str:
+    path = prompts_dir() / f"{name}.txt"
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise PromptError(f"prompt template {path} cannot be read ({exc})") from exc
+
+
+def render(name: str, **values: object) -> str:
+    """The template with every placeholder filled; a placeholder without a value is an error."""
+    try:
+        return load(name).format_map(values)
+    except KeyError as exc:
+        raise PromptError(f"prompt template '{name}' needs a value for {exc}") from exc

@@ -1,0 +1,88 @@
+"""Speech recognition with the real Whisper models from the manifest (JFK speech, silence, bad input)."""
+
+from __future__ import annotations
+
+import re
+import time
+import wave
+
+import numpy as np
+import pytest
+from tests.conftest import JFK_AUDIO
+
+from egodesk.core.settings import Settings
+from egodesk.perception import asr
+from egodesk.perception.asr import FasterWhisperTranscriber, TranscriptionError, make_transcriber
+
+
+@pytest.fixture(scope="module")
+def base():
+    return make_transcriber(Settings(threads=2))
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"[^a-z ]", "", text.lower())
+
+
+def _silent_wav(path, seconds=3.0):
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(16000)
+        out.writeframes(np.zeros(int(seconds * 16000), np.int16).tobytes())
+    return path
+
+
+def test_jfk_words_times_and_language(base):
+    started = time.perf_counter()
+    result = base.transcribe(JFK_AUDIO)
+    elapsed = time.perf_counter() - started
+    print(f"\nASR base int8, 2 threads, beam 1, language detection: {elapsed:.2f} s for {result.duration:.1f} s "
+          f"audio, real-time factor {elapsed / result.duration:.3f}")
+    assert result.language == "en" and result.duration == pytest.approx(11.0, abs=0.1)
+    assert "ask not what your country can do for you" in _plain(result.text)
+    words = [w for s in result.segments for w in s.words]
+    americans = next(w for w in words if _plain(w.text) == "americans")
+    assert abs(americans.start - 1.8) < 0.5 and americans.end > americans.start
+    assert all(0.0 <= w.probability <= 1.0 for w in words)
+    assert "my fellow americans" in _plain(result.text_between(0.0, 3.0))
+    assert "country" not in _plain(result.text_between(0.0, 3.0))
+
+
+def test_silence_gives_no_segments(base, tmp_path):
+    result = base.transcribe(_silent_wav(tmp_path / "silence.wav"))
+    assert result.segments == () and result.text == "" and result.duration == pytest.approx(3.0, abs=0.05)
+    assert result.language is None  # a language "detected" on silence would be a guess
+
+
+def test_video_without_audio_stream_is_an_empty_transcript(base, silent_clip):
+    assert base.transcribe(silent_clip).segments == ()
+
+
+def test_lite_model_with_language_given():
+    lite = make_transcriber(Settings(asr_model="asr-lite", threads=2))
+    assert isinstance(lite, FasterWhisperTranscriber) and lite.model_dir.name == "asr-lite"
+    result = lite.transcribe(JFK_AUDIO, language="en")
+    assert result.language == "en" and "fellow americans" in _plain(result.text)
+
+
+def test_bad_input_names_the_file(base, tmp_path):
+    with pytest.raises(TranscriptionError, match="nowhere.wav"):
+        base.transcribe(tmp_path / "nowhere.wav")
+    junk = tmp_path / "junk.wav"
+    junk.write_bytes(b"not audio at all")
+    with pytest.raises(TranscriptionError, match="junk.wav"):
+        base.transcribe(junk)
+
+
+def test_openai_whisper_engine_says_how_to_install(monkeypatch, tmp_path):
+    monkeypatch.setattr(asr.importlib.util, "find_spec", lambda name: None)
+    settings = Settings(asr_engine="openai-whisper")
+    with pytest.raises(TranscriptionError, match=r"openai-whisper is not installed; pip install openai-whisper --no-deps"):
+        make_transcriber(settings, tmp_path)
+
+
+def test_openai_whisper_engine_never_takes_a_model_name(monkeypatch, tmp_path):
+    monkeypatch.setattr(asr.importlib.util, "find_spec", lambda name: object())  # pretend it is installed
+    with pytest.raises(TranscriptionError, match="openai-whisper/base.pt"):
+        make_transcriber(Settings(asr_engine="openai-whisper"), tmp_path)

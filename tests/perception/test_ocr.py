@@ -1,0 +1,50 @@
+"""On-screen text with RapidOCR (models bundled in the package)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from egodesk.core.settings import Settings
+from egodesk.perception.ocr import TextReader, make_text_reader, reading_order
+
+
+@pytest.fixture(scope="module")
+def reader() -> TextReader:
+    return TextReader(threads=2)
+
+
+def sign(lines: list[tuple[str, tuple[int, int]]], size=(480, 848)) -> np.ndarray:
+    image = np.zeros((*size, 3), np.uint8)
+    for text, origin in lines:
+        cv2.putText(image, text, origin, cv2.FONT_HERSHEY_SIMPLEX, 3, (255, 255, 255), 6)
+    return image
+
+
+def test_reads_a_sign_in_reading_order(reader):
+    assert reader._engine is None  # nothing loads until the first frame
+    text = reader.read(sign([("Platform 4", (60, 350)), ("EXIT", (60, 150))]))
+    lines = text.split(" / ")
+    assert lines[0] == "EXIT" and lines[1].replace(" ", "") == "Platform4", text
+
+
+def test_large_frames_and_blank_frames(reader):
+    big = cv2.resize(sign([("EXIT", (60, 150))]), (1920, 1080))
+    assert reader.read(big) == "EXIT"
+    assert reader.read(np.zeros((480, 848, 3), np.uint8)) == ""
+
+
+def _box(x, y, w=100, h=40):
+    return np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], np.float32)
+
+
+def test_reading_order_rows_then_columns():
+    boxes = [(_box(400, 105), "right"), (_box(10, 300), "below"), (_box(20, 100), "left"), (_box(10, 10), "top")]
+    assert [t for _, t in reading_order(boxes)] == ["top", "left", "right", "below"]
+    assert reading_order([]) == []
+
+
+def test_factory_respects_the_setting():
+    assert make_text_reader(Settings(ocr_enabled=False)) is None
+    assert isinstance(make_text_reader(Settings(ocr_enabled=True)), TextReader)
