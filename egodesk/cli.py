@@ -73,9 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true")
     doctor.set_defaults(func=_cmd_doctor)
 
-    from egodesk.commands import ingest
+    from egodesk.commands import ingest, memory
 
     ingest.register(sub)
+    memory.register(sub)
     return parser
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from sqlalchemy import select, update
@@ -68,6 +69,12 @@ class Library:
         self.paths = (LibraryPaths.at(root) if root else LibraryPaths.default()).ensure()
         self.settings = Settings.load(self.paths.settings_file)
         self.store = Store(self.paths.database)
+
+    @cached_property
+    def index_manager(self):
+        from egodesk.memory.indices import IndexManager
+
+        return IndexManager(self.store, self.paths.indices)
 
     def save_settings(self, settings: Settings) -> None:
         settings.save(self.paths.settings_file)
@@ -156,4 +163,17 @@ class Library:
         out = [{"footage_id": j.footage_id, "footage": title, "stage": j.stage, "state": j.state, "done": j.done,
                 "total": j.total, "attempts": j.attempts, "error": j.error} for j, title in rows]
         return sorted(out, key=lambda r: (r["footage_id"], order.get(r["stage"], 99)))
+
+    # --- memory -------------------------------------------------------------------------------
+    def forget(self, footage_id: int, start: float | None = None, end: float | None = None):
+        """Remove a footage, or the part of it overlapping [start, end], from SQLite, every index and
+        the thumbnail cache ("forget this")."""
+        from egodesk.memory.forget import forget
+
+        return forget(self.store, self.index_manager, self.paths, footage_id, start, end)
+
+    def memory_stats(self) -> list[dict]:
+        from egodesk.memory.stats import memory_stats
+
+        return memory_stats(self.store, self.paths.indices)
 
