@@ -9,7 +9,7 @@ from tests.conftest import WALK_VIDEO, ffmpeg
 from egodesk.core.types import ClipSpan
 from egodesk.media.clips import plan_clips
 from egodesk.media.errors import MediaError
-from egodesk.media.frames import downscale, read_frame_at, sample_frames
+from egodesk.media.frames import downscale, keyframe_spacing, read_frame_at, sample_frames
 
 WALK_SECONDS = 10.5
 
@@ -17,7 +17,7 @@ WALK_SECONDS = 10.5
 @pytest.fixture(scope="module")
 def walk_samples():
     spans = plan_clips(WALK_SECONDS, 4.0)
-    return spans, list(sample_frames(WALK_VIDEO, spans, 3))
+    return spans, list(sample_frames(WALK_VIDEO, spans, 3, keyframes_only=False))
 
 
 def test_per_clip_frames_inside_their_clips(walk_samples):
@@ -32,6 +32,20 @@ def test_per_clip_frames_inside_their_clips(walk_samples):
     assert [s.offset for s in samples] == pytest.approx(expected, abs=1 / 29.97)
     offsets = [s.offset for s in samples]
     assert offsets == sorted(offsets)
+
+
+def test_keyframe_sampling_is_near_the_centres_and_inside_the_clips():
+    spans = plan_clips(WALK_SECONDS, 4.0)
+    spacing = keyframe_spacing(WALK_VIDEO)
+    assert 0 < spacing < 4.0 / 3  # the GoPro sample writes a keyframe every 0.33 s: auto mode uses them
+    samples = list(sample_frames(WALK_VIDEO, spans, 3))
+    assert [s.clip_index for s in samples] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    expected = [s.offset + (i + 0.5) * s.duration / 3 for s in spans for i in range(3)]
+    for sample, centre in zip(samples, expected):
+        span = spans[sample.clip_index]
+        assert span.offset <= sample.offset < span.offset + span.duration
+        assert abs(sample.offset - centre) <= spacing / 2 + 1e-6
+        assert sample.frame.shape == (480, 848, 3)
 
 
 def test_read_frame_at_matches_the_sampled_frame(walk_samples):
