@@ -73,10 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true")
     doctor.set_defaults(func=_cmd_doctor)
 
-    from egodesk.commands import ingest, memory
+    from egodesk.commands import ask, ingest, memory
 
     ingest.register(sub)
     memory.register(sub)
+    ask.register(sub)
     return parser
 
 

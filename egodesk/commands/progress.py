@@ -16,6 +16,11 @@ class ProgressPrinter:
         self.key: tuple | None = None
 
     def __call__(self, event: Progress) -> None:
+        if event.stage == "worker":  # the worker's own start/finish notes, not a stage
+            self.close()
+            if event.message and not event.message.startswith("{"):
+                print(f"  {event.message}", file=sys.stderr)
+            return
         key = (event.footage_id, event.stage)
         if event.message.startswith("failed"):
             self.close()

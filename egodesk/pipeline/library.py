@@ -51,6 +51,30 @@ class ClipInfo:
     thumbnails: list[Path] = field(default_factory=list)
 
 
+@dataclass
+class MemoryView:
+    """What memory holds for the clip under the playhead (the memory browser's content)."""
+
+    clip_id: int
+    start: float
+    end: float
+    caption: str
+    transcript: list[tuple[float, float, str, str]]
+    tags: list[tuple[str, float]]
+    ocr: str
+    records: list[str]
+    statements: list[str]
+
+
+@dataclass
+class ImportReport:
+    added: list[int]
+    existing: list[int]
+    errors: list[tuple[str, str]]
+    notes: list[str]
+    outcome: dict[str, int]
+
+
 def overall_state(stages: dict[str, str]) -> str:
     states = set(stages.values())
     if not states or states == {"done"}:
@@ -86,6 +110,13 @@ class Library:
     # --- importing and indexing -------------------------------------------------------------
     def add(self, paths: Iterable[str | os.PathLike], start_ts: float | None = None) -> AddReport:
         return add_paths(self.store, self.settings, paths, start_ts)
+
+    def import_paths(self, paths: Iterable[str | os.PathLike], progress: Callable[[Progress], None] = lambda p: None,
+                     should_stop: Callable[[], bool] = lambda: False) -> ImportReport:
+        """Register files and folders, then index everything unfinished (run it in a worker process)."""
+        added = self.add(paths)
+        outcome = self.process(progress, should_stop)
+        return ImportReport(added.added, added.existing, added.errors, added.notes, outcome)
 
     def process(self, progress: Callable[[Progress], None] = lambda p: None,
                 should_stop: Callable[[], bool] = lambda: False, retry_failed: bool = False) -> dict[str, int]:
@@ -126,12 +157,15 @@ class Library:
                                    st, overall_state(st), errors.get(f.id, ""), Path(thumb) if thumb else None))
         return out
 
-    def clips(self, footage_id: int) -> list[ClipInfo]:
+    def clips(self, footage_id: int, clip_id: int | None = None) -> list[ClipInfo]:
+        """A footage's clips with what ingest found in each (just one clip when `clip_id` is given)."""
         with self.store.session() as session:
-            clips = session.scalars(select(Clip).where(Clip.footage_id == footage_id).order_by(Clip.idx)).all()
-            captions = dict(session.execute(select(Caption.clip_id, Caption.text).where(Caption.footage_id == footage_id)).all())
-            segments = session.scalars(select(TranscriptSegment).where(TranscriptSegment.footage_id == footage_id).order_by(TranscriptSegment.idx)).all()
-            keyframes = session.scalars(select(Keyframe).join(Clip).where(Clip.footage_id == footage_id).order_by(Keyframe.idx)).all()
+            query = select(Clip).where(Clip.footage_id == footage_id)
+            clips = session.scalars(query.where(Clip.id == clip_id) if clip_id is not None else query.order_by(Clip.idx)).all()
+            ids = [c.id for c in clips]
+            captions = dict(session.execute(select(Caption.clip_id, Caption.text).where(Caption.clip_id.in_(ids))).all())
+            segments = session.scalars(select(TranscriptSegment).where(TranscriptSegment.clip_id.in_(ids)).order_by(TranscriptSegment.idx)).all()
+            keyframes = session.scalars(select(Keyframe).where(Keyframe.clip_id.in_(ids)).order_by(Keyframe.idx)).all()
         out = []
         for clip in clips:
             frames = [k for k in keyframes if k.clip_id == clip.id]
@@ -176,4 +210,66 @@ class Library:
         from egodesk.memory.stats import memory_stats
 
         return memory_stats(self.store, self.paths.indices)
+
+    def memory_at(self, footage_id: int, offset: float) -> MemoryView | None:
+        """The clip of `footage_id` that contains `offset` seconds into the file, with its memories."""
+        from egodesk.memory.store import Unit
+
+        with self.store.session() as session:
+            footage = session.get(Footage, footage_id)
+            if footage is None:
+                return None
+            ts = footage.start_ts + offset
+            clip = session.scalar(select(Clip).where(Clip.footage_id == footage_id, Clip.start_ts <= ts, Clip.end_ts > ts)
+                                  .order_by(Clip.start_ts.desc()))
+            if clip is None:
+                return None
+            units = session.scalars(select(Unit).where(
+                Unit.footage_id == footage_id, Unit.kind.in_(("memory-entry", "record", "atomic")),
+                Unit.start_ts < clip.end_ts, Unit.end_ts > clip.start_ts).order_by(Unit.start_ts)).all()
+            clip_id = clip.id
+        [info] = self.clips(footage_id, clip_id)
+        entries = [u.text for u in units if u.kind == "memory-entry"]
+        return MemoryView(
+            clip_id=clip_id, start=info.start, end=info.end, caption=info.caption, transcript=info.transcript,
+            tags=info.tags, ocr=info.ocr,
+            records=entries or [u.text for u in units if u.kind == "record"],
+            statements=[f"[{u.view}] {u.text}" for u in units if u.kind == "atomic"])
+
+    # --- questions ----------------------------------------------------------------------------
+    @cached_property
+    def embedder(self):
+        from egodesk.perception.embedder import make_embedder
+
+        return make_embedder(threads=self.settings.threads, user_models=self.paths.user_models)
+
+    @cached_property
+    def llm(self):
+        from egodesk.perception.llm import make_llm
+
+        return make_llm(self.settings, self.paths.user_models)
+
+    @cached_property
+    def memory(self):
+        """Retrieval's view of the library, kept between questions for its caches."""
+        from egodesk.retrieval.base import Memory
+
+        return Memory(self.store, self.index_manager, self.embedder, llm=self.llm, settings=self.settings)
+
+    def ask(self, question: str, options: list[str] | None = None, asked_at: float | None = None,
+            strategy: str | None = None, k: int | None = None, sources: list[int] | None = None):
+        """Answer a question from the library's memories. Evidence carries offsets into its footage file
+        so a player can seek to it."""
+        from egodesk.reasoning.ask import ask
+
+        if not question or not question.strip():
+            raise ValueError("the question is empty")
+        answer = ask(self.store, self.index_manager, self.embedder, self.llm, question.strip(), options=options,
+                     asked_at=asked_at, strategy=strategy or self.settings.strategy, k=k or self.settings.top_k,
+                     sources=sources, settings=self.settings, memory=self.memory)
+        starts = {f.id: f.start for f in self.footage()}
+        for evidence in answer.evidence:
+            if evidence.footage_id in starts:
+                evidence.offset = evidence.start - starts[evidence.footage_id]
+        return answer
 

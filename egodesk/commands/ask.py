@@ -1,0 +1,74 @@
+"""`egodesk ask` and `egodesk eval`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+
+from egodesk.core.timeutil import format_ts, parse_iso
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from egodesk.perception.llm import LLMError
+    from egodesk.pipeline.library import Library
+
+    if not args.question.strip():
+        print("error: the question is empty", file=sys.stderr)
+        return 2
+    library = Library()
+    try:
+        asked_at = parse_iso(args.at) if args.at else None
+        answer = library.ask(args.question, options=args.options, asked_at=asked_at, strategy=args.strategy, k=args.k)
+    except (ValueError, KeyError, LLMError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(asdict(answer), indent=2, default=str))
+        return 0
+    print(answer.text)
+    if answer.abstained:
+        print("(abstained: the evidence does not support an answer)")
+    cited = set(answer.cited)
+    print("\nevidence:")
+    for ev in answer.evidence:
+        mark = "*" if ev.unit_id in cited else " "
+        print(f" {mark} [{ev.unit_id}] {format_ts(ev.start)} {ev.source[:24]:<24} {ev.kind:<10} {ev.text[:90]}")
+    timing = ", ".join(f"{k} {v:.2f}s" for k, v in answer.timings.items())
+    print(f"\n{answer.tokens} tokens to the reasoner; {timing}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from egodesk.eval.runner import run_eval
+
+    try:
+        run_eval(args.bench, args.strategy, k=args.k, answer=args.answer, limit=args.limit, report=args.report,
+                 library_dir=args.scratch)
+    except (FileNotFoundError, ValueError, KeyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def register(sub) -> None:
+    from egodesk.retrieval.base import strategy_names
+
+    p = sub.add_parser("ask", help="ask a question about your footage")
+    p.add_argument("question")
+    p.add_argument("--options", nargs="+", help="multiple-choice options")
+    p.add_argument("--at", help="when the question is asked (ISO time); later memory is not used")
+    p.add_argument("--strategy", choices=strategy_names())
+    p.add_argument("--k", type=int)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_ask)
+    p = sub.add_parser("eval", help="run a benchmark (memory.jsonl + questions.jsonl) through a strategy")
+    p.add_argument("bench", help="benchmark folder")
+    p.add_argument("--strategy", default="auto", choices=strategy_names())
+    p.add_argument("--k", type=int, default=12)
+    p.add_argument("--answer", action="store_true", help="also answer with the LLM (slow on CPU)")
+    p.add_argument("--limit", type=int, help="only the first N questions")
+    p.add_argument("--report", help="write the JSON report here")
+    p.add_argument("--scratch", help="library folder for the benchmark (default: a cached one per benchmark)")
+    p.set_defaults(func=cmd_eval)
