@@ -1,0 +1,154 @@
+"""`egodesk eval`: import a benchmark into a scratch library, build its memory, run every question
+through a strategy (and optionally the answerer), score, print and write a JSON report.
+
+The scratch library is cached by the hash of memory.jsonl under ~/.cache/egodesk/bench-libraries/
+(or a folder given), so the second run of a benchmark skips import and embedding. Parent-child memory
+is always built; records and atomic views are used when they were built in that library (they need
+the LLM over every entry, which is for a separate, long `build` run).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import platformdirs
+from sqlalchemy import func, select
+
+from egodesk.core.paths import APP_NAME, LibraryPaths
+from egodesk.core.settings import Settings
+from egodesk.core.types import Progress
+from egodesk.eval.benchmark import Benchmark, BenchQuestion, load_benchmark
+from egodesk.eval.metrics import QuestionResult, by_category, retrieval_scores, summarize, token_f1
+from egodesk.memory.indices import IndexManager
+from egodesk.memory.store import Footage, Store, Unit
+from egodesk.reasoning.answerer import answer_question
+from egodesk.retrieval.base import Memory, Query, make_strategy
+from egodesk.retrieval.catalog import PARENT_KINDS
+
+
+REPORT_KS = (1, 5, 12)
+SUMMARY_ORDER = ("hit@1", "hit@5", "hit@12", "recall@5", "recall@12", "ndcg@5", "ndcg@12")
+
+
+def default_library_root(bench: Benchmark) -> Path:
+    return platformdirs.user_cache_path(APP_NAME) / "bench-libraries" / f"{bench.name}-{bench.memory_hash()[:16]}"
+
+
+def open_library(bench: Benchmark, embedder, settings: Settings, library_dir: Path | None = None,
+                 progress: Callable[[Progress], None] | None = None) -> tuple[Store, IndexManager]:
+    """The benchmark's library: imported and parent-child built once, reused after."""
+    from egodesk.memory.parent_child import build_parent_child
+    from egodesk.pipeline.textimport import import_memory_jsonl
+
+    paths = LibraryPaths.at(library_dir or default_library_root(bench)).ensure()
+    store = Store(paths.database)
+    indices = IndexManager(store, paths.indices)
+    result = import_memory_jsonl(store, bench.memory_path)
+    with store.session() as s:
+        built = set(s.scalars(select(Unit.footage_id).where(Unit.kind.in_(PARENT_KINDS)).group_by(Unit.footage_id)))
+        footage = s.scalars(select(Footage.id).order_by(Footage.id)).all()
+    todo = [fid for fid in footage if fid not in built]
+    for done, fid in enumerate(todo, start=1):
+        build_parent_child(store, indices, embedder, fid, settings)
+        if progress:
+            progress(Progress("parent-child", done, len(todo), fid))
+    if todo or result.new_ids:
+        indices.save()
+    return store, indices
+
+
+def _spans(evidence) -> list[tuple[str, float, float]]:
+    return [(e.source, e.start, e.end) for e in evidence]
+
+
+def _score_answer(q: BenchQuestion, result: QuestionResult, answer) -> None:
+    result.abstained = answer.abstained
+    result.grounded = answer.grounded
+    result.tokens = answer.tokens
+    result.answer_ms = answer.timings.get("answer_s", 0.0) * 1000
+    if q.unanswerable:
+        result.correct = answer.abstained
+    elif q.options:
+        result.correct = answer.option_index == q.answer_idx
+    if q.answer is not None and not q.options and not q.unanswerable:
+        result.f1 = 0.0 if answer.abstained else token_f1(answer.text, str(q.answer))
+    result.detail.update(answer=answer.text, option_index=answer.option_index, cited=answer.cited, reasoning=answer.reasoning)
+
+
+def run_questions(memory: Memory, questions: list[BenchQuestion], strategy: str, k: int, llm=None, online: bool = True,
+                  progress: Callable[[Progress], None] | None = None) -> list[QuestionResult]:
+    retriever = make_strategy(strategy, memory)
+    ks = sorted({*REPORT_KS, k})
+    results = []
+    for n, q in enumerate(questions, start=1):
+        query = Query(q.question, q.options, q.asked_at, q.sources, k=max(ks), cutoff=q.asked_at if online else None)
+        started = time.perf_counter()
+        evidence = retriever.retrieve(query)
+        latency = (time.perf_counter() - started) * 1000
+        result = QuestionResult(q.id, q.category, q.unanswerable, latency_ms=latency)
+        if q.evidence:
+            result.retrieval = retrieval_scores(_spans(evidence), [(w.source, w.start, w.end) for w in q.evidence], ks)
+        result.detail["retrieved"] = [{"unit": ev.unit_id, "source": ev.source, "start": ev.start, "end": ev.end,
+                                       "score": round(ev.score, 4), "strategy": ev.strategy} for ev in evidence[:k]]
+        if llm is not None:
+            answer = answer_question(llm, q.question, evidence[:k], q.options, q.asked_at, memory.settings.answer_context_tokens)
+            _score_answer(q, result, answer)
+        results.append(result)
+        if progress:
+            progress(Progress("questions", n, len(questions)))
+    return results
+
+
+def format_summary(title: str, summary: dict, categories: dict[str, dict]) -> str:
+    keys = [k for k in SUMMARY_ORDER if k in summary] + [k for k in ("accuracy", "f1", "abstention_precision", "abstention_recall",
+                                                                     "grounded", "tokens", "latency_p50_ms", "latency_p95_ms") if summary.get(k) is not None]
+    def cell(value) -> str:
+        return "-" if value is None else (f"{value:.3f}" if isinstance(value, float) and abs(value) < 10 else f"{value:.0f}")
+    labels = [k.replace("latency_", "").replace("abstention_", "abst_") for k in keys]
+    widths = [max(len(label) + 2, 8) for label in labels]
+    head = f"{'':<16}" + "".join(f"{label:>{w}}" for label, w in zip(labels, widths)) + f"{'n':>7}"
+    rows = [title, head]
+    for name, group in [("all", summary), *categories.items()]:
+        rows.append(f"{name[:16]:<16}" + "".join(f"{cell(group.get(k)):>{w}}" for k, w in zip(keys, widths)) + f"{group['questions']:>7}")
+    return "\n".join(rows)
+
+
+def run_eval(bench_dir, strategy: str, k: int = 12, answer: bool = False, limit: int | None = None, report=None,
+             library_dir=None, online: bool = True, settings: Settings | None = None, embedder=None, llm=None,
+             progress: Callable[[Progress], None] | None = None, quiet: bool = False) -> dict:
+    """Run a benchmark; prints the table, writes the JSON report (if `report`) and returns it."""
+    from egodesk.perception.embedder import make_embedder
+
+    settings = settings or Settings()
+    bench = load_benchmark(bench_dir, limit)
+    embedder = embedder or make_embedder(threads=min(2, settings.threads))
+    store, indices = open_library(bench, embedder, settings, Path(library_dir) if library_dir else None, progress)
+    if answer and llm is None:
+        from egodesk.perception.llm import make_llm
+
+        llm = make_llm(settings)
+    memory = Memory(store, indices, embedder, llm=llm, settings=settings)
+    started = time.perf_counter()
+    results = run_questions(memory, bench.questions, strategy, k, llm if answer else None, online, progress)
+    summary = summarize(results)
+    categories = by_category(results)
+    data = {"benchmark": str(bench.root), "strategy": strategy, "k": k, "answer": answer, "online": online, "units": count_units(store),
+            "llm": getattr(llm, "model_id", None) if answer else None, "seconds": round(time.perf_counter() - started, 2),
+            "summary": summary, "by_category": categories,
+            "questions": [r.__dict__ for r in results]}
+    if not quiet:
+        print(format_summary(f"{bench.name}  strategy={strategy}  k={k}  questions={len(results)}", summary, categories))
+    if report:
+        Path(report).parent.mkdir(parents=True, exist_ok=True)
+        Path(report).write_text(json.dumps(data, indent=1, default=float), encoding="utf-8")
+    store.close()
+    return data
+
+
+def count_units(store: Store) -> dict[str, int]:
+    """Units per kind (for reports)."""
+    with store.session() as s:
+        return dict(s.execute(select(Unit.kind, func.count(Unit.id)).group_by(Unit.kind)).all())

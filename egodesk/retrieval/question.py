@@ -1,0 +1,374 @@
+"""Question analysis: temporal intent, a time window relative to when the question is asked, and the
+cues (actions, objects, people) the strategies search with.
+
+Deterministic on purpose (regular expressions and word lists): it runs on every question in
+milliseconds, gives the same answer every time, and is testable. EgoCITE's drafting agent and
+Imprint's cue extraction use an LLM for this; an LLM can refine the result, never replace it.
+
+It lives in retrieval (not reasoning) because the strategies need it and layers import downwards only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from egodesk.core.timeutil import from_ts, to_ts
+
+MONTHS = {m: i for i, m in enumerate(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"], 1)}
+MONTHS.update({m[:3]: i for m, i in list(MONTHS.items())})
+MONTHS["sept"] = 9
+WEEKDAYS = {d: i for i, d in enumerate(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"])}
+NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+           "nine": 9, "ten": 10, "a couple of": 2, "couple of": 2, "a few": 3, "few": 3, "several": 3}
+# Hours of the day (fractional; > 24 runs into the next morning).
+DAY_PARTS = {"morning": (5, 12), "noon": (11.5, 13), "midday": (11.5, 13), "afternoon": (12, 17), "evening": (17, 21),
+             "night": (21, 29), "tonight": (18, 29), "breakfast": (6, 10), "lunch": (11.5, 14), "lunchtime": (11.5, 14),
+             "dinner": (17.5, 21), "supper": (17.5, 21)}
+UNIT_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400, "month": 30 * 86400, "year": 365 * 86400}
+
+# Verbs an egocentric question asks about, with irregular past forms; regular inflections are
+# stripped by `lemma`.
+IRREGULAR = {"went": "go", "gone": "go", "took": "take", "taken": "take", "ate": "eat", "eaten": "eat", "drank": "drink",
+             "saw": "see", "seen": "see", "made": "make", "bought": "buy", "left": "leave", "gave": "give", "given": "give",
+             "got": "get", "told": "tell", "said": "say", "met": "meet", "ran": "run", "wrote": "write", "found": "find",
+             "brought": "bring", "thought": "think", "came": "come", "did": "do", "done": "do", "had": "have", "has": "have",
+             "was": "be", "were": "be", "is": "be", "are": "be", "put": "put", "cut": "cut", "threw": "throw", "thrown": "throw",
+             "held": "hold", "spoke": "speak", "spoken": "speak", "began": "begin", "won": "win", "lost": "lose", "sold": "sell",
+             "built": "build", "felt": "feel", "kept": "keep", "sat": "sit", "stood": "stand", "taught": "teach", "wore": "wear",
+             "paid": "pay", "drove": "drive", "flew": "fly", "read": "read", "heard": "hear", "set": "set", "let": "let",
+             "shut": "shut", "fell": "fall", "hid": "hide", "hidden": "hide", "chose": "choose", "forgot": "forget"}
+VERBS = set(IRREGULAR.values()) | {
+    "open", "close", "wash", "rinse", "dry", "wipe", "clean", "pour", "fill", "empty", "stir", "mix", "fry", "boil", "cook",
+    "bake", "peel", "chop", "slice", "grate", "squeeze", "turn", "switch", "check", "look", "move", "place", "pick",
+    "drop", "grab", "hand", "pass", "carry", "push", "pull", "press", "fold", "unfold", "hang", "use", "play", "watch",
+    "call", "text", "talk", "ask", "reply", "answer", "visit", "start", "finish", "stop", "try", "paint", "draw", "sing",
+    "dance", "walk", "enter", "exit", "leave", "arrive", "return", "adopt", "join", "attend", "plan", "decide", "learn",
+    "study", "work", "help", "share", "show", "send", "receive", "order", "shop", "sign", "fix", "repair", "store",
+    "insert", "remove", "scoop", "spread", "shake", "season", "taste", "serve", "throw", "lock", "unlock", "plug",
+    "unplug", "charge", "lift", "lower", "flip", "roll", "knead", "measure", "weigh", "scrape", "sprinkle", "crack",
+    "whisk", "drain", "soak", "heat", "warm", "cool", "freeze", "feed", "water", "sweep", "mop", "vacuum", "iron", "tie",
+    "zip", "wear", "dress", "brush", "comb", "shave", "run", "swim", "hike", "travel", "camp", "volunteer", "celebrate",
+    "lose", "win", "buy", "sell", "rent", "borrow", "lend", "write", "read", "search", "find", "hide", "continue",
+    "suggest", "skip", "happen", "recommend", "mention", "like", "love", "want", "need", "feel", "discuss", "explain",
+    "agree", "laugh", "smile", "throw", "wait", "sleep", "wake", "sit", "stand", "eat", "drink", "cry", "meet"}
+STOPWORDS = set("""a an the and or but if then than so of to in on at by for with from into onto off out up down over under
+about as is are was were be been being do does did done have has had having i me my mine we us our you your he him his
+she her hers they them their it its this that these those there here what which who whom whose when where why how
+will would shall should can could may might must not no yes any some all each every other another such same own just
+also very too more most much many few lot lots thing things time times something anything ever again did this one
+kind sort type way""".split())
+QUESTION_WORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how"}
+NOT_NAMES = STOPWORDS | QUESTION_WORDS | set(MONTHS) | set(WEEKDAYS) | {"i", "im", "ive", "id", "ill", "lgbtq", "ok", "okay"}
+
+
+def lemma(word: str) -> str:
+    """A light lemmatiser for matching cues: irregular verbs, then -ies/-ing/-ed/-es/-s stripped."""
+    w = word.lower().strip("'")
+    if w in IRREGULAR:
+        return IRREGULAR[w]
+    for suffix, repl in (("ies", "y"), ("ing", ""), ("ied", "y"), ("ed", ""), ("es", ""), ("s", "")):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss"):
+            stem = w[: -len(suffix)] + repl
+            if suffix in ("ing", "ed") and len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "lsz":
+                stem = stem[:-1]  # stopped -> stop, running -> run
+            if suffix == "es" and not stem.endswith(("sh", "ch", "x", "s", "z", "o")):
+                stem = w[:-1]  # "uses" -> "use", "boxes" -> "box"
+            if suffix in ("ing", "ed") and stem not in VERBS and stem + "e" in VERBS:
+                stem += "e"  # wiping -> wipe, placed -> place
+            return stem
+    return w
+
+
+# Words that carry no cue; particles ("on", "off", "down") are kept: "turn on" is not "turn off".
+_CUE_STOP = {"i", "a", "an", "the", "this", "that", "these", "those", "my", "me", "mine", "we", "us", "our", "you",
+             "your", "to", "of", "and", "or", "it", "its", "is", "are", "was", "were", "be", "been", "do", "did", "does"}
+
+
+def cue_words(text: str) -> set[str]:
+    """The lemmatised content words of a phrase, for matching an event's occurrences."""
+    return {lemma(w) for w in re.findall(r"[a-z][a-z'-]*", text.lower())} - _CUE_STOP
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """[start, end) in wall-clock seconds, with the phrase it came from."""
+
+    start: float
+    end: float
+    label: str
+
+    def contains(self, start: float, end: float) -> bool:
+        return start < self.end and self.start <= end
+
+    def distance(self, start: float, end: float) -> float:
+        """Seconds between an interval and the window (0 when they meet)."""
+        if self.contains(start, end):
+            return 0.0
+        return self.start - end if end < self.start else start - self.end
+
+
+@dataclass
+class QuestionAnalysis:
+    text: str
+    order: str | None = None  # "first" | "last": the earliest / latest occurrence of the event
+    relation: str | None = None  # "after" | "before": what happened next to / before an anchor event
+    anchor: str = ""  # the event a relation or an order refers to ("take paper")
+    habit: bool = False  # "usually", "how often": evidence spread over time, not one moment
+    recency: bool = False  # "recently", "lately"
+    asks_when: bool = False
+    window: TimeWindow | None = None
+    focus: str = ""  # the question's content without temporal phrases: the semantic query
+    actions: list[str] = field(default_factory=list)
+    objects: list[str] = field(default_factory=list)
+    people: list[str] = field(default_factory=list)
+
+    @property
+    def temporal(self) -> bool:
+        return bool(self.order or self.relation or self.habit or self.recency or self.window)
+
+
+_ORDER_LAST = re.compile(r"\b(?:did|do|have|has|had|was|were)\s+\w+\s+last\b(?!\s+(?:week|month|year|night|weekend))|\b(?:the\s+)?(?:last|latest|most\s+recent(?:ly)?|final)\s+(?:time|occasion|thing|one)\b|\bmost\s+recently\b|\bthe\s+last\b(?!\s+(?:week|month|year|night|weekend|\d))")
+_ORDER_FIRST = re.compile(r"\b(?:did|do|have|has|had|was|were)\s+\w+\s+first\b|\b(?:the\s+)?(?:first|earliest|very\s+first)\s+(?:time|occasion|thing|one)\b|\bat\s+first\b|\binitially\b|\bearliest\b|\bthe\s+first\b")
+_HABIT = re.compile(r"\b(?:usually|normally|typically|generally|regularly|habitually|tend\s+to|how\s+often|how\s+many\s+times|often|every\s+(?:day|morning|evening|night|week)|each\s+(?:day|morning)|habit|routine|always)\b")
+_RECENCY = re.compile(r"\b(?:recently|lately|these\s+days|nowadays)\b")
+_AFTER = re.compile(r"\b(?:(?:right|just|immediately|shortly|soon)\s+)?after(?:wards)?\b|\bnext\b|\bfollowing\b|\bthen\b")
+_BEFORE = re.compile(r"\b(?:(?:right|just|immediately|shortly)\s+)?before\b|\bprior\s+to\b|\bpreceding\b")
+_NUMBER = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+couple\s+of|couple\s+of|a\s+few|few|several)"
+_AGO = re.compile(_NUMBER + r"\s+(second|minute|hour|day|week|month|year)s?\s+ago\b")
+_PAST_N = re.compile(r"\b(?:in\s+|over\s+|during\s+)?the\s+(?:past|last)\s+" + _NUMBER + r"?\s*(second|minute|hour|day|week|month|year)s?\b")
+_CLOCK = r"(\d{1,2})(?::(\d{2}))?(?::(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)?"
+_RANGE = re.compile(r"\b(?:from|between)\s+" + _CLOCK + r"\s+(?:to|and|until|till|-)\s+" + _CLOCK)
+_AT = re.compile(r"\b(?:at|around|about|near)\s+" + _CLOCK + r"(?=\W|$)")
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2}))?")
+_MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
+_DMY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + _MONTH_NAMES + r")\.?,?(?:\s+(\d{4}))?\b")
+_MDY = re.compile(r"\b(" + _MONTH_NAMES + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b,?(?:\s+(\d{4}))?")
+_MONTH_ONLY = re.compile(r"\bin\s+(" + _MONTH_NAMES + r")\b(?:\s+(\d{4}))?")
+_YEAR = re.compile(r"\bin\s+(\d{4})\b")
+_WEEKDAY = re.compile(r"\b(last\s+|this\s+|on\s+)?(" + "|".join(WEEKDAYS) + r")\b")
+_RELDAY = re.compile(r"\b(yesterday|today|tonight|this\s+(?:morning|afternoon|evening)|earlier\s+today|last\s+night|the\s+day\s+before\s+yesterday)\b")
+_PERIOD = re.compile(r"\b(last|this|past)\s+(week|weekend|month|year)\b")
+_DAYPART = re.compile(r"\b(before|after|during|at|in\s+the|this)?\s*(" + "|".join(sorted(DAY_PARTS, key=len, reverse=True)) + r")\b")
+_SCAFFOLD = re.compile(r"^\s*(?:when|what|where|who|which|how|why)\b(?:\s+(?:was|were|did|do|does|is|are|have|had|has))?(?:\s+(?:i|we))?\s*", re.I)
+_DID_THIS = re.compile(r"\b(?:i|we)\s+did\s+(?:this|that)\s*:?\s*", re.I)
+
+
+def _day_start(moment: datetime) -> datetime:
+    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _number(text: str | None) -> int:
+    if not text:
+        return 1
+    text = " ".join(text.split())
+    return int(text) if text.isdigit() else NUMBERS.get(text, 1)
+
+
+def _clock(hour: str, minute: str | None, second: str | None, meridiem: str | None) -> float | None:
+    h, m, s = int(hour), int(minute or 0), int(second or 0)
+    if meridiem:
+        pm = meridiem.lower().startswith("p")
+        if h > 12:
+            return None
+        h = (h % 12) + (12 if pm else 0)
+    elif minute is None:
+        return None  # "at 3" alone is too ambiguous to be a time
+    if h > 23 or m > 59 or s > 59:
+        return None
+    return h * 3600 + m * 60 + s
+
+
+class _Finder:
+    """Finds temporal phrases in a lower-cased question and remembers the spans it consumed."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.spans: list[tuple[int, int]] = []
+
+    def search(self, pattern: re.Pattern) -> re.Match | None:
+        return next((m for m in pattern.finditer(self.text) if self.take(m)), None)
+
+    def take(self, match: re.Match) -> bool:
+        if any(s < match.end() and match.start() < e for s, e in self.spans):
+            return False
+        self.spans.append(match.span())
+        return True
+
+    def remainder(self) -> str:
+        out, last = [], 0
+        for s, e in sorted(self.spans):
+            out.append(self.text[last:s])
+            last = max(last, e)
+        out.append(self.text[last:])
+        return " ".join("".join(out).split())
+
+
+def _resolve_window(f: _Finder, now: datetime) -> TimeWindow | None:
+    """The time window the question's phrases name, relative to `now` (the moment it is asked)."""
+    day: datetime | None = None
+    label = ""
+    if m := f.search(_ISO):
+        day = datetime(int(m[1]), int(m[2]), int(m[3]))
+        if m[4]:
+            at = day + timedelta(hours=int(m[4]), minutes=int(m[5]))
+            return TimeWindow(to_ts(at - timedelta(minutes=30)), to_ts(at + timedelta(minutes=30)), m[0])
+        label = m[0]
+    elif (m := f.search(_DMY)) or (m := f.search(_MDY)):
+        d, mon = (m[1], m[2]) if m.re is _DMY else (m[2], m[1])
+        year = int(m[3]) if m[3] else now.year
+        try:
+            day = datetime(year, MONTHS[mon], int(d))
+        except ValueError:
+            day = None
+        if day is not None and not m[3] and day > now:
+            day = day.replace(year=year - 1)
+        label = m[0]
+    elif m := f.search(_RELDAY):
+        word = " ".join(m[1].split())
+        if word == "last night":
+            start = _day_start(now) - timedelta(hours=6)
+            return TimeWindow(to_ts(start), to_ts(start + timedelta(hours=11)), word)
+        if word == "earlier today":
+            return TimeWindow(to_ts(_day_start(now)), to_ts(now), word)
+        back = {"yesterday": 1, "the day before yesterday": 2}.get(word, 0)
+        day, label = _day_start(now) - timedelta(days=back), word
+        if word.startswith("this ") or word == "tonight":
+            part = DAY_PARTS[word.split()[-1]]
+            return TimeWindow(to_ts(day + timedelta(hours=part[0])), to_ts(day + timedelta(hours=part[1])), word)
+    elif m := f.search(_WEEKDAY):
+        back = (now.weekday() - WEEKDAYS[m[2]]) % 7
+        if back == 0 and (m[1] or "").strip() == "last":
+            back = 7
+        day, label = _day_start(now) - timedelta(days=back), m[0].strip()
+    elif m := f.search(_AGO):
+        unit = UNIT_SECONDS[m[2]]
+        span = _number(m[1]) * unit
+        if unit >= 86400:
+            day = _day_start(now - timedelta(seconds=span))
+            width = timedelta(seconds=max(86400, unit))
+            return TimeWindow(to_ts(day), to_ts(day + width), m[0])
+        half = max(unit * 0.5, 120)
+        centre = to_ts(now) - span
+        return TimeWindow(centre - half, centre + half, m[0])
+    elif m := f.search(_PAST_N):
+        return TimeWindow(to_ts(now) - _number(m[1]) * UNIT_SECONDS[m[2]], to_ts(now), m[0])
+    elif m := f.search(_PERIOD):
+        which, unit = m[1], m[2]
+        if unit in ("week", "weekend"):
+            monday = _day_start(now) - timedelta(days=now.weekday())
+            start = monday - timedelta(days=7) if which in ("last", "past") else monday
+            if unit == "weekend":
+                start += timedelta(days=5)
+                return TimeWindow(to_ts(start), to_ts(start + timedelta(days=2)), m[0])
+            return TimeWindow(to_ts(start), to_ts(start + timedelta(days=7)), m[0])
+        if unit == "month":
+            first = _day_start(now).replace(day=1)
+            start = (first - timedelta(days=1)).replace(day=1) if which in ("last", "past") else first
+            end = first if which in ("last", "past") else (first + timedelta(days=32)).replace(day=1)
+            return TimeWindow(to_ts(start), to_ts(end), m[0])
+        year = now.year - (1 if which in ("last", "past") else 0)
+        return TimeWindow(to_ts(datetime(year, 1, 1)), to_ts(datetime(year + 1, 1, 1)), m[0])
+    elif m := f.search(_MONTH_ONLY):
+        year = int(m[2]) if m[2] else now.year
+        start = datetime(year, MONTHS[m[1]], 1)
+        if not m[2] and start > now:
+            start = start.replace(year=year - 1)
+        end = (start + timedelta(days=32)).replace(day=1)
+        return TimeWindow(to_ts(start), to_ts(end), m[0])
+    elif m := f.search(_YEAR):
+        year = int(m[1])
+        return TimeWindow(to_ts(datetime(year, 1, 1)), to_ts(datetime(year + 1, 1, 1)), m[0])
+    return _within_day(f, day or _day_start(now), label, explicit_day=day is not None)
+
+
+def _within_day(f: _Finder, day: datetime, label: str, explicit_day: bool) -> TimeWindow | None:
+    """Narrow a day by a clock range, a clock time or a part of the day ("before lunch")."""
+    base = to_ts(day)
+    if m := f.search(_RANGE):
+        a, b = _clock(*m.groups()[0:4]), _clock(*m.groups()[4:8])
+        if a is not None and b is not None:
+            return TimeWindow(base + a, base + max(b, a + 1), (label + " " + m[0]).strip())
+    if m := f.search(_AT):
+        at = _clock(*m.groups()[0:4])
+        if at is not None:
+            half = 600 if m[2] else 1800
+            return TimeWindow(base + at - half, base + at + half, (label + " " + m[0]).strip())
+    m = next((m for m in _DAYPART.finditer(f.text) if m[1] or explicit_day), None)
+    if m is not None and f.take(m):  # a bare "lunch" names food, not a time: only "before lunch", "in the morning"
+        lo, hi = DAY_PARTS[m[2]]
+        prep = " ".join((m[1] or "").split())
+        if prep == "before":
+            lo, hi = 0, lo
+        elif prep == "after":
+            lo, hi = hi, 24 if hi < 24 else hi
+        return TimeWindow(base + lo * 3600, base + hi * 3600, (label + " " + m[0].strip()).strip())
+    if explicit_day:
+        return TimeWindow(base, base + 86400, label)
+    return None
+
+
+def _people(question: str) -> list[str]:
+    names = []
+    for i, match in enumerate(re.finditer(r"\b([A-Z][a-z]+(?:[A-Z][a-z]+)?)(?:'s)?\b", question)):
+        word = match.group(1)
+        if word.lower() in NOT_NAMES or (match.start() == 0 and word.lower() in STOPWORDS | QUESTION_WORDS):
+            continue
+        if word not in names:
+            names.append(word)
+    return names
+
+
+def _cues(focus: str, people: list[str]) -> tuple[list[str], list[str]]:
+    """Actions (verb lemmas) and objects (remaining content words) of the focus phrase."""
+    lowered_people = {p.lower() for p in people}
+    actions, objects = [], []
+    for word in re.findall(r"[a-z][a-z'-]*", focus.lower()):
+        word = word.removesuffix("'s")
+        if word in lowered_people or word in STOPWORDS or word in QUESTION_WORDS:
+            continue
+        base = lemma(word)
+        target = actions if (base in VERBS and not objects) or word in IRREGULAR else objects
+        if base not in target:
+            target.append(base if target is actions else word)
+    return actions, objects
+
+
+def analyze(question: str, asked_at: float | None = None) -> QuestionAnalysis:
+    """Temporal intent, time window (relative to `asked_at`, clipped to it) and cues of a question."""
+    text = " ".join(question.split())
+    f = _Finder(text.lower())
+    out = QuestionAnalysis(text=text, people=_people(text))
+    out.asks_when = bool(re.match(r"\s*(when|what\s+time|what\s+day|what\s+date|at\s+what\s+time|how\s+long\s+ago)\b", f.text))
+    now = from_ts(asked_at) if asked_at is not None else datetime.now().replace(microsecond=0)
+    out.window = _resolve_window(f, now)
+    if out.window is not None and asked_at is not None and out.window.end > asked_at:
+        out.window = TimeWindow(out.window.start, max(asked_at, out.window.start), out.window.label)
+    if f.search(_ORDER_LAST):
+        out.order = "last"
+    elif f.search(_ORDER_FIRST):
+        out.order = "first"
+    out.habit = bool(f.search(_HABIT))
+    out.recency = bool(f.search(_RECENCY))
+    relation = None
+    for name, pattern in (("after", _AFTER), ("before", _BEFORE)):
+        if m := f.search(pattern):
+            relation = (name, m)
+            break
+    rest = f.remainder()
+    if ":" in rest:  # "... I did this: take paper" names the event after the colon
+        head, _, tail = rest.rpartition(":")
+        rest = tail.strip() or head
+    rest = _DID_THIS.sub(" ", rest)
+    out.focus = " ".join(_SCAFFOLD.sub("", rest).strip(" ?.!").split())
+    if relation is not None:
+        out.relation = relation[0]
+        after_phrase = f.text[relation[1].end():]
+        anchor = after_phrase.rpartition(":")[2] if ":" in after_phrase else _ORDER_FIRST.sub(" ", _ORDER_LAST.sub(" ", after_phrase))
+        out.anchor = " ".join(_DID_THIS.sub(" ", anchor).strip(" ?.!").split())
+    elif out.order:
+        out.anchor = out.focus
+    out.actions, out.objects = _cues(out.anchor or out.focus, out.people)
+    return out

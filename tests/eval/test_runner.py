@@ -1,0 +1,83 @@
+import json
+
+import pytest
+
+from egodesk.core.settings import Settings
+from egodesk.eval.benchmark import BenchmarkError, load_benchmark
+from egodesk.eval.runner import run_eval
+from tests.reasoning.test_answerer import ScriptedLLM
+
+MEMORY = [
+    {"id": "m1", "source": "s1", "start": "2024-01-01T09:00:00", "end": "2024-01-01T09:00:10", "kind": "narration", "text": "I take paper."},
+    {"id": "m2", "source": "s1", "start": "2024-01-01T09:00:10", "end": "2024-01-01T09:00:20", "kind": "narration", "text": "I fold paper."},
+    {"id": "m3", "source": "s1", "start": "2024-01-01T09:00:20", "end": "2024-01-01T09:00:30", "kind": "narration", "text": "I open the fridge."},
+    {"id": "m4", "source": "s1", "start": "2024-01-01T09:00:30", "end": "2024-01-01T09:00:40", "kind": "narration", "text": "I take paper."},
+    {"id": "m5", "source": "s2", "start": "2024-01-02T18:00:00", "end": "2024-01-02T18:00:20", "kind": "transcript", "text": "Ana: I adopted a grey cat named Pixel."},
+    {"id": "m6", "source": "s2", "start": "2024-01-02T18:00:20", "end": "2024-01-02T18:00:40", "kind": "transcript", "text": "Ben: Lovely, my dog hates cats."},
+]
+QUESTIONS = [
+    {"id": "q1", "question": "When was the last time I did this: take paper?", "options": ["From 09:00:00 to 09:00:10", "From 09:00:30 to 09:00:40"],
+     "answer_idx": 1, "answer": None, "asked_at": "2024-01-01T09:01:00", "sources": ["s1"],
+     "evidence": [{"source": "s1", "start": "2024-01-01T09:00:30", "end": "2024-01-01T09:00:40"}], "category": "last-time", "unanswerable": False},
+    {"id": "q2", "question": "What is the name of Ana's cat?", "options": None, "answer_idx": None, "answer": "Pixel",
+     "asked_at": "2024-01-03T10:00:00", "sources": ["s2"],
+     "evidence": [{"source": "s2", "start": "2024-01-02T18:00:00", "end": "2024-01-02T18:00:20"}], "category": "single-hop", "unanswerable": False},
+    {"id": "q3", "question": "What is the name of Ben's parrot?", "options": None, "answer_idx": None, "answer": None,
+     "asked_at": "2024-01-03T10:00:00", "sources": ["s2"], "evidence": [], "category": "adversarial", "unanswerable": True},
+]
+
+
+@pytest.fixture
+def bench(tmp_path):
+    root = tmp_path / "tiny-bench"
+    root.mkdir()
+    (root / "memory.jsonl").write_text("\n".join(json.dumps(r) for r in MEMORY) + "\n")
+    (root / "questions.jsonl").write_text("\n".join(json.dumps(r) for r in QUESTIONS) + "\n")
+    return root
+
+
+def test_load_benchmark_parses_times_options_and_evidence(bench):
+    b = load_benchmark(bench)
+    assert len(b.entries) == 6 and [q.id for q in b.questions] == ["q1", "q2", "q3"]
+    q1 = b.questions[0]
+    assert q1.is_multiple_choice and q1.answer_idx == 1 and q1.sources == ["s1"]
+    assert q1.evidence[0].end - q1.evidence[0].start == 10 and q1.asked_at - q1.evidence[0].end == 20
+    assert b.questions[2].unanswerable and not b.questions[1].is_multiple_choice
+    assert len(load_benchmark(bench, limit=1).questions) == 1
+    assert len(b.memory_hash()) == 64
+
+
+def test_bad_benchmark_lines_name_file_and_line(tmp_path, bench):
+    (bench / "questions.jsonl").write_text('{"id": "x"}\n')
+    with pytest.raises(BenchmarkError, match=r"questions.jsonl:1: bad field"):
+        load_benchmark(bench)
+    with pytest.raises(BenchmarkError, match="missing"):
+        load_benchmark(tmp_path / "nowhere")
+
+
+def test_run_eval_retrieval_report_and_library_reuse(bench, tmp_path, embedder, capsys):
+    report = tmp_path / "out" / "report.json"
+    data = run_eval(bench, "timeaware", k=5, report=report, library_dir=tmp_path / "lib", embedder=embedder)
+    saved = json.loads(report.read_text())
+    assert saved["summary"]["hit@1"] == data["summary"]["hit@1"] == 1.0
+    assert {"hit@5", "hit@12", "recall@12", "ndcg@5", "latency_p50_ms", "latency_p95_ms"} <= set(saved["summary"])
+    assert saved["summary"]["retrieval_questions"] == 2 and set(saved["by_category"]) == {"last-time", "single-hop", "adversarial"}
+    assert saved["questions"][0]["detail"]["retrieved"][0]["start"] > 0
+    assert saved["units"]["caption"] == 4 and saved["units"]["transcript"] == 2
+    printed = capsys.readouterr().out
+    assert "tiny-bench" in printed and "hit@5" in printed and "last-time" in printed
+    again = run_eval(bench, "hybrid", k=5, library_dir=tmp_path / "lib", embedder=embedder, quiet=True)
+    assert again["units"] == data["units"]  # reused: nothing imported or built twice
+
+
+def test_run_eval_with_answers_scores_accuracy_f1_abstention(bench, tmp_path, embedder):
+    llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "-", "answer": "B"},
+                      {"evidence": ["E1"], "reasoning": "-", "answer": "Pixel"},
+                      {"evidence": [], "reasoning": "-", "answer": "NOT_FOUND"})
+    data = run_eval(bench, "hybrid", k=5, answer=True, library_dir=tmp_path / "lib", embedder=embedder, llm=llm, quiet=True,
+                    settings=Settings())
+    s = data["summary"]
+    assert s["accuracy"] == 1.0 and s["f1"] == 1.0
+    assert s["abstention_precision"] == 1.0 and s["abstention_recall"] == 1.0
+    assert s["grounded"] == 1.0 and s["tokens"] == 321
+    assert data["questions"][1]["detail"]["answer"] == "Pixel"

@@ -1,0 +1,238 @@
+import numpy as np
+import pytest
+
+from egodesk.core.types import Evidence
+from egodesk.memory.store import Unit
+from egodesk.retrieval.base import Query, make_strategy, strategy_names
+from egodesk.retrieval.context import neighbours
+from egodesk.retrieval.rerank import Rerank, rerank
+
+from .conftest import DAY1, DAY2, ts
+
+TEXT_STRATEGIES = ["flat", "subchunk", "parent", "parent-time", "hybrid", "context", "timeaware", "carve", "auto"]
+
+
+class KeywordJudge:
+    """A reranker double: scores a passage by whether it holds a word."""
+
+    def __init__(self, word):
+        self.word = word
+        self.calls = 0
+
+    def score(self, question, passages):
+        self.calls += len(passages)
+        return [1.0 if self.word in p.lower() else 0.1 for p in passages]
+
+
+def test_registry_names_every_strategy():
+    assert set(TEXT_STRATEGIES + ["rerank", "records"]) <= set(strategy_names())
+    with pytest.raises(KeyError, match="unknown retrieval strategy"):
+        make_strategy("nope", None)
+
+
+@pytest.mark.parametrize("name", TEXT_STRATEGIES)
+def test_each_strategy_finds_the_obvious_moment_within_its_sources(memory, name):
+    strategy = make_strategy(name, memory)
+    assert strategy.available()
+    query = Query("What did Caroline make at the pottery workshop?", sources=["chat"], k=3)
+    found = strategy.retrieve(query)
+    assert 0 < len(found) <= 3
+    assert all(isinstance(ev, Evidence) and ev.source == "chat" and ev.end >= ev.start for ev in found)
+    assert any("bowl" in ev.text or "pottery" in ev.text for ev in found)
+    assert all(ev.strategy.endswith(name) or name == "auto" for ev in found)
+    assert len({ev.unit_id for ev in found}) == len(found)
+
+
+@pytest.mark.parametrize("name", TEXT_STRATEGIES)
+def test_cutoff_hides_later_memory(memory, name):
+    cutoff = ts(DAY1, 55)
+    found = make_strategy(name, memory).retrieve(Query("take paper", sources=["kitchen"], k=12, cutoff=cutoff))
+    assert found and all(ev.start < cutoff for ev in found)
+
+
+def test_parent_hands_on_unique_parents_and_subchunk_children(memory):
+    parents = make_strategy("parent", memory).retrieve(Query("milk fridge glass", sources=["kitchen"], k=4))
+    assert len(parents) == 4 and {ev.kind for ev in parents} <= {"caption", "transcript"}
+    children = make_strategy("subchunk", memory).retrieve(Query("milk fridge glass", sources=["kitchen"], k=4))
+    assert {ev.kind for ev in children} == {"subchunk"}
+
+
+def test_parent_time_uses_only_memory_before_the_question(memory):
+    asked = ts(DAY1, 55)
+    late = make_strategy("parent", memory).retrieve(Query("take paper", asked_at=asked, sources=["kitchen"], k=12))
+    online = make_strategy("parent-time", memory).retrieve(Query("take paper", asked_at=asked, sources=["kitchen"], k=12))
+    assert any(ev.start >= asked for ev in late)
+    assert online and all(ev.start < asked for ev in online)
+
+
+def test_hybrid_records_both_rankings(memory):
+    found = make_strategy("hybrid", memory).retrieve(Query("charity race shelter", sources=["chat"], k=3))
+    assert "charity race" in found[0].text
+    assert {"dense", "bm25"} <= set(found[0].ranks)
+
+
+def test_sources_name_footage_titles_and_no_sources_means_everything(memory):
+    everywhere = make_strategy("flat", memory).retrieve(Query("I take paper", k=12))
+    assert {ev.source for ev in everywhere} >= {"kitchen", "kitchen-2"}
+    assert make_strategy("flat", memory).retrieve(Query("I take paper", sources=["missing"], k=12)) == []
+
+
+@pytest.mark.parametrize("asked_s, expected_s", [(100, 50), (200, 110), (55, 50), (30, 0)])
+def test_timeaware_last_time_puts_the_latest_occurrence_before_the_question_first(memory, asked_s, expected_s):
+    asked = ts(DAY1, asked_s)
+    query = Query("When was the last time I did this: take paper?", ["From 09:00:00 to 09:00:05", "From 09:00:50 to 09:00:55"],
+                  asked_at=asked, sources=["kitchen"], k=5, cutoff=asked)
+    found = make_strategy("timeaware", memory).retrieve(query)
+    assert found[0].start == ts(DAY1, expected_s) and found[0].text == "I take paper."
+
+
+def test_timeaware_across_footage_last_time_is_the_latest_anywhere(memory):
+    asked = ts(DAY2, 3 * 3600)
+    found = make_strategy("timeaware", memory).retrieve(Query("When did I last take paper?", asked_at=asked, k=5, cutoff=asked))
+    assert found[0].source == "kitchen-2" and found[0].start == ts(DAY2, 40)
+
+
+def test_timeaware_first_time_then_what_next(memory):
+    asked = ts(DAY1, 3600)
+    query = Query("What did I do right after the first time I did this: take paper?", ["fold paper", "wipe table", "take milk"],
+                  asked_at=asked, sources=["kitchen"], k=5, cutoff=asked)
+    found = make_strategy("timeaware", memory).retrieve(query)
+    assert [ev.text for ev in found[:2]] == ["I take paper.", "I fold paper."]
+    assert found[0].start == ts(DAY1, 0)
+
+
+def test_timeaware_window_prefers_the_named_day(memory):
+    asked = ts(DAY2, 3 * 3600)
+    found = make_strategy("timeaware", memory).retrieve(Query("What did I take yesterday morning?", asked_at=asked, k=5, cutoff=asked))
+    assert ts(DAY1, -9 * 3600) <= found[0].start < ts(DAY2, -9 * 3600)
+
+
+def test_auto_sends_temporal_questions_to_timeaware_and_others_to_context(memory):
+    auto = make_strategy("auto", memory)
+    temporal = auto.retrieve(Query("When did I last take milk?", asked_at=ts(DAY2), k=3))
+    plain = auto.retrieve(Query("What did Caroline paint inside the bowl?", k=3))
+    assert temporal[0].strategy == "auto:timeaware" and plain[0].strategy == "auto:context"
+
+
+def test_neighbours_follow_time_order_within_each_footage(memory):
+    catalog = memory.catalog()
+    links = neighbours(catalog, ("caption", "transcript"))
+    first = next(r for r in np.flatnonzero((catalog.kind == "caption") & (catalog.start == ts(DAY1))) if catalog.text[r] == "I take paper.")
+    after = [catalog.text[r] for r, d in links.around(first, 2) if catalog.start[r] > catalog.start[first]]
+    assert after == ["I fold paper.", "I take plate."]
+    assert all(catalog.footage[r] == catalog.footage[first] for r, _ in links.around(first, 2))
+
+
+def test_rerank_reorders_within_the_cap_and_keeps_the_rest(memory):
+    judge = KeywordJudge("fish")
+    strategy = Rerank(memory, reranker=judge)
+    memory.settings.rerank_candidates = 6
+    found = strategy.retrieve(Query("What did Caroline make?", sources=["chat"], k=3))
+    assert "fish" in found[0].text and found[0].ranks["rerank"] == 1 and "first_stage" in found[0].ranks
+    assert judge.calls == 6
+    evidence = [Evidence(i, 1, "s", 0, 1, t, 0.0) for i, t in enumerate(["a", "fish", "b", "fish too"])]
+    assert [ev.text for ev in rerank(evidence, "q", KeywordJudge("fish"), 2, "rerank")] == ["fish", "a", "b", "fish too"]
+
+
+def test_rerank_needs_an_llm_unless_given_a_reranker(memory):
+    assert not make_strategy("rerank", memory).available()
+
+
+def test_carve_hands_each_chunk_on_in_its_winning_representation(memory):
+    strategy = make_strategy("carve", memory)
+    assert strategy.searchable() == ["text-clip"]  # no keyframes in a text library
+    found = strategy.retrieve(Query("charity race for the animal shelter", sources=["chat"], k=3))
+    assert found[0].view == "text-clip" and "charity" in found[0].text
+    assert len({ev.unit_id for ev in found}) == len(found)
+
+
+@pytest.fixture
+def entries(built, embedder):
+    """Consolidated memory entries as the Imprint builder writes them (object/action spaces, importance)."""
+    store, indices = built
+    rows = [("coffee", "drink", 0.9, DAY1, 0), ("cup", "wash", 0.9, DAY1, 60), ("coffee", "drink", 0.1, DAY2, 0),
+            ("coffee", "drink", 0.5, DAY2, 7200), ("newspaper", "read", 0.5, DAY2, 60)]
+    with store.session() as s:
+        from egodesk.memory.store import Footage
+        fid = s.query(Footage.id).filter(Footage.title == "kitchen").scalar()
+        units = [Unit(footage_id=fid, kind="memory-entry", start_ts=ts(day, sec), end_ts=ts(day, sec + 30),
+                      text=f"I {act} {obj}", meta={"object": obj, "action": act, "importance": w}) for obj, act, w, day, sec in rows]
+        s.add_all(units)
+        s.flush()
+        ids = [u.id for u in units]
+        indices.add("record-object", ids, embedder.embed([r[0] for r in rows]), embedder.model_id, session=s)
+        indices.add("record-action", ids, embedder.embed([r[1] for r in rows]), embedder.model_id, session=s)
+    yield ids
+    indices.remove_units(ids)
+    with store.session() as s:
+        for uid in ids:
+            s.delete(s.get(Unit, uid))
+
+
+def test_records_scores_object_action_and_importance_before_the_question(memory, entries):
+    asked = ts(DAY2, 3600)
+    found = make_strategy("records", memory).retrieve(Query("What did I drink?", asked_at=asked, k=5))
+    assert all(ev.start < asked for ev in found) and len(found) == 4  # the 11:00 coffee is after the question
+    assert found[0].text == "I drink coffee" and found[0].scores["importance"] == 0.9
+    s = found[0].scores
+    w = memory.settings
+    assert found[0].score == pytest.approx(w.records_w_object * s["object"] + w.records_w_action * s["action"] + w.records_w_importance * 0.9)
+
+
+def test_records_last_time_keeps_the_latest_first(memory, entries):
+    asked = ts(DAY2, 3 * 3600)
+    found = make_strategy("records", memory).retrieve(Query("When was the last time I drank coffee?", asked_at=asked, k=5))
+    assert found[0].start == ts(DAY2, 7200)
+    first = make_strategy("records", memory).retrieve(Query("When was the first time I drank coffee?", asked_at=asked, k=5))
+    assert first[0].start == ts(DAY1, 0)
+
+
+def test_memory_is_fresh_after_new_units(memory, built):
+    before = len(memory.catalog())
+    memory._catalogs._checked = -1e9  # skip the one-second freshness window
+    assert len(memory.catalog()) == before
+
+
+def test_carve_reaches_keyframes_through_their_tags(memory, built):
+    store, indices = built
+    with store.session() as s:
+        from egodesk.memory.store import Footage
+        fid = s.query(Footage.id).filter(Footage.title == "kitchen-2").scalar()
+        frame = Unit(footage_id=fid, kind="frame", view="visual", builder="visual", start_ts=ts(DAY2, 300), end_ts=ts(DAY2, 315),
+                     text="espresso, coffee mug", meta={"labels": [["espresso", 0.9], ["coffee mug", 0.08]]})
+        s.add(frame)
+        s.flush()
+        frame_id = frame.id
+    try:
+        strategy = make_strategy("carve", memory)
+        memory._catalogs._checked = -1e9  # see the new unit now, not after the one-second freshness window
+        assert "visual-frame" in strategy.searchable() and "text-frame" in strategy.searchable()
+        found = strategy.retrieve(Query("an espresso", sources=["kitchen-2"], k=3))
+        assert found[0].unit_id == frame_id and found[0].view in ("text-frame", "visual-frame")
+    finally:
+        with store.session() as s:
+            s.delete(s.get(Unit, frame_id))
+
+
+def test_timeaware_finds_the_latest_of_many_identical_occurrences(memory, built, embedder):
+    store, indices = built
+    with store.session() as s:
+        from egodesk.memory.store import Footage
+        fid = s.query(Footage.id).filter(Footage.title == "kitchen-2").scalar()
+        units = [Unit(footage_id=fid, kind="caption", start_ts=ts(DAY2, 1000 + 10 * i), end_ts=ts(DAY2, 1005 + 10 * i),
+                      text="I take paper.") for i in range(80)]
+        s.add_all(units)
+        s.flush()
+        ids = [u.id for u in units]
+        indices.add("caption", ids, np.repeat(embedder.embed(["I take paper."]), len(ids), axis=0), embedder.model_id, session=s)
+    try:
+        memory._catalogs._checked = -1e9
+        asked = ts(DAY2, 3600)
+        found = make_strategy("timeaware", memory).retrieve(Query("When was the last time I did this: take paper?", asked_at=asked,
+                                                                   sources=["kitchen-2"], k=3, cutoff=asked))
+        assert found[0].start == ts(DAY2, 1000 + 10 * 79)
+    finally:
+        indices.remove_units(ids)
+        with store.session() as s:
+            for uid in ids:
+                s.delete(s.get(Unit, uid))
