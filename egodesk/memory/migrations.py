@@ -15,7 +15,13 @@ def _v1_create(conn: Connection) -> None:
     Base.metadata.create_all(conn)
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_v1_create]
+def _v2_record_tables(conn: Connection) -> None:
+    from egodesk.memory.record_tables import create_tables
+
+    create_tables(conn)
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_v1_create, _v2_record_tables]
 
 
 def current_version(conn: Connection) -> int:

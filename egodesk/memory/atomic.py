@@ -1,0 +1,158 @@
+"""EgoCITE's multi-view atomic memory indices (EgoScheme + EgoIndex).
+
+The LLM reads a batch of consecutive clips (caption + transcript, the wearer named) with their local
+context (by default the 2 clips before the batch and the 1 after it) and writes self-contained atomic
+statements about the batch's clips in four views:
+- action: a named person, a specific object, direct handling; gestures; movements to a named place;
+- utterance: a named speaker, a speech act, content with pronouns and ellipsis resolved
+  ("I reply that the packages are outside", not "I reply yes");
+- activity: the immediate goal, participants, object and location (coarse physical behaviour);
+- conversation: participants and a specific topic across captions (coarse spoken interaction).
+Each statement is a Unit kind="atomic", view=<view>, spanning the clips it cites (clip_id = the first),
+embedded into its view's own index "atomic-<view>". Resumable and idempotent like the records build.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from egodesk.core.settings import Settings
+from egodesk.core.types import Progress
+from egodesk.memory.indices import IndexManager
+from egodesk.memory.llm_batches import ClipText, load_prompt, run_batches
+from egodesk.memory.record_tables import BuildProgress
+from egodesk.memory.store import Store, Unit
+from egodesk.perception.llm import LLMError, chat_json
+
+log = logging.getLogger(__name__)
+
+BUILDER = "egocite"
+KIND = "atomic"
+VIEWS = ("action", "utterance", "activity", "conversation")
+STATEMENTS_PER_CLIP = 6  # the schema's cap (bounds a looping model's output)
+TOKENS_PER_CLIP = 160
+MAX_CHARS = 160
+
+
+def space(view: str) -> str:
+    return f"atomic-{view}"
+
+
+@dataclass
+class Statement:
+    view: str
+    text: str
+    clips: list[ClipText]
+
+    @property
+    def start(self) -> float:
+        return min(c.start for c in self.clips)
+
+    @property
+    def end(self) -> float:
+        return max(c.end for c in self.clips)
+
+
+def atomic_schema(n_clips: int) -> dict:
+    ids = list(range(1, n_clips + 1))
+    item = {"type": "object", "properties": {"view": {"enum": list(VIEWS)},
+                                             "ids": {"type": "array", "items": {"enum": ids}, "minItems": 1, "maxItems": n_clips},
+                                             "text": {"type": "string", "maxLength": MAX_CHARS}},
+            "required": ["view", "ids", "text"]}
+    return {"type": "object", "properties": {"statements": {"type": "array", "items": item, "maxItems": STATEMENTS_PER_CLIP * n_clips}},
+            "required": ["statements"]}
+
+
+def context_window(batch: list[ClipText], clips: list[ClipText], before: int, after: int) -> tuple[list[ClipText], list[ClipText]]:
+    """The clips just before and just after a batch (its local context)."""
+    position = {c.clip_id: i for i, c in enumerate(clips)}
+    first, last = position[batch[0].clip_id], position[batch[-1].clip_id]
+    return clips[max(0, first - before):first], clips[last + 1:last + 1 + after]
+
+
+def atomic_messages(batch: list[ClipText], before: list[ClipText], after: list[ClipText], wearer: str) -> list[dict[str, str]]:
+    def lines(clips: list[ClipText]) -> str:
+        return "\n".join(f"- {c.render(wearer)}" for c in clips) or "- (none)"
+
+    numbered = "\n".join(f"{i}. {c.render(wearer)}" for i, c in enumerate(batch, start=1))
+    return [{"role": "system", "content": load_prompt("atomic_system.txt", wearer=wearer)},
+            {"role": "user", "content": load_prompt("atomic_user.txt", before=lines(before), clips=numbered, after=lines(after))}]
+
+
+def parse_statements(data, batch: list[ClipText]) -> list[Statement]:
+    """Valid statements in reply order: a known view, cited clips of the batch, non-empty text; exact
+    repeats (same view and text) dropped."""
+    items = data.get("statements", []) if isinstance(data, dict) else []
+    out, seen = [], set()
+    for item in items:
+        if not isinstance(item, dict) or item.get("view") not in VIEWS:
+            continue
+        ids = sorted({i for i in item.get("ids") or [] if isinstance(i, int) and 1 <= i <= len(batch)})
+        text = " ".join(str(item.get("text") or "").split()).strip()[:MAX_CHARS].rstrip(" ,;")
+        if not ids or not text or (item["view"], text.lower()) in seen:
+            continue
+        seen.add((item["view"], text.lower()))
+        out.append(Statement(item["view"], text, [batch[i - 1] for i in ids]))
+    return out
+
+
+def extract_statements(llm, batch: list[ClipText], before: list[ClipText], after: list[ClipText], wearer: str) -> list[Statement]:
+    """One LLM call per batch; a reply still malformed after the retries is retried as two halves
+    (each keeping its own neighbours as context); a single clip that fails yields nothing, logged."""
+    try:
+        data, _ = chat_json(llm, atomic_messages(batch, before, after, wearer), atomic_schema(len(batch)),
+                            max_tokens=48 + TOKENS_PER_CLIP * len(batch))
+        return parse_statements(data, batch)
+    except LLMError as exc:
+        if len(batch) == 1:
+            log.warning("no atomic statements for clip %d: %s", batch[0].clip_id, exc)
+            return []
+        half = len(batch) // 2
+        left, right = batch[:half], batch[half:]
+        return (extract_statements(llm, left, before, right[:1], wearer)
+                + extract_statements(llm, right, left[-1:], after, wearer))
+
+
+def build_atomic(store: Store, index_manager: IndexManager, embedder, llm, footage_id: int, settings: Settings,
+                 progress: Callable[[Progress], None] | None = None, should_stop: Callable[[], bool] | None = None) -> dict:
+    """Write and index the footage's atomic statements, resuming after the last committed batch.
+    Returns counts and timings of this run (statements per view, clips per second)."""
+    per_view = dict.fromkeys(VIEWS, 0)
+
+    def prepare(batch: list[ClipText], clips: list[ClipText]):
+        before, after = context_window(batch, clips, settings.atomic_context_before, settings.atomic_context_after)
+        statements = extract_statements(llm, batch, before, after, settings.wearer_name)
+        return statements, embedder.embed([st.text for st in statements])
+
+    def write(s: Session, _batch: list[ClipText], prepared, _mark: BuildProgress) -> None:
+        statements, vectors = prepared
+        units = [Unit(footage_id=footage_id, clip_id=st.clips[0].clip_id, kind=KIND, view=st.view, start_ts=st.start,
+                      end_ts=st.end, text=st.text, builder=BUILDER, meta={"clips": [c.clip_id for c in st.clips]})
+                 for st in statements]
+        s.add_all(units)
+        s.flush()
+        for view in VIEWS:
+            rows = [i for i, st in enumerate(statements) if st.view == view]
+            if rows:
+                index_manager.add(space(view), [units[i].id for i in rows], np.asarray(vectors)[rows], embedder.model_id, session=s)
+                per_view[view] += len(rows)
+
+    run = run_batches(store, footage_id, BUILDER, settings.atomic_batch_size, prepare, write, progress, should_stop)
+    index_manager.save()
+    return {"footage_id": footage_id, **run.as_dict(), "statements": sum(per_view.values()), "per_view": per_view}
+
+
+def clear_atomic(store: Store, index_manager: IndexManager, footage_id: int) -> None:
+    """Forget the footage's atomic statements and progress (before a rebuild from scratch)."""
+    with store.session() as s:
+        ids = s.scalars(select(Unit.id).where(Unit.footage_id == footage_id, Unit.builder == BUILDER)).all()
+        index_manager.remove_units(ids, session=s)
+        s.execute(delete(Unit).where(Unit.id.in_(ids)))
+        s.execute(delete(BuildProgress).where(BuildProgress.footage_id == footage_id, BuildProgress.builder == BUILDER))
+    index_manager.save()

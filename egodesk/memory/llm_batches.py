@@ -1,0 +1,122 @@
+"""The resumable batch loop shared by the LLM memory builders (interaction records, atomic statements).
+
+A footage's clips with any text (caption and/or transcript) are taken in clip order and handed to the
+builder a batch at a time: `prepare` does the slow part outside any transaction (LLM, embedder), then
+`write` stores the batch's units in ONE transaction together with the progress mark (the last clip
+done). Killing the process loses at most the batch in flight and duplicates nothing; a rerun starts
+after the last committed batch, and a finished build reruns as a no-op. `should_stop()` is asked
+between batches (cancel).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from string import Template
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from egodesk.core.paths import resources_dir
+from egodesk.core.types import Progress
+from egodesk.memory.parent_child import transcript_line
+from egodesk.memory.record_tables import BuildProgress, get_progress, last_done
+from egodesk.memory.store import Caption, Clip, Store, TranscriptSegment
+
+
+@dataclass
+class ClipText:
+    """What one clip says in words: its caption (or narration) and its transcript lines."""
+
+    clip_id: int
+    idx: int
+    start: float
+    end: float
+    caption: str = ""
+    speech: list[str] = field(default_factory=list)
+
+    def render(self, wearer: str) -> str:
+        """The clip as the LLM reads it, the wearer's name prepended (Imprint: it lets the model
+        resolve "I" to a person)."""
+        parts = [f"(wearer: {wearer})"]
+        if self.caption:
+            parts.append(self.caption)
+        if self.speech:
+            parts.append("Speech: " + " ".join(f'"{line}"' for line in self.speech))
+        return " ".join(parts)
+
+
+def footage_clips(session: Session, footage_id: int) -> list[ClipText]:
+    """The footage's clips that have a caption or transcript, in clip order."""
+    clips = {c.id: ClipText(c.id, c.idx, c.start_ts, c.end_ts) for c in
+             session.scalars(select(Clip).where(Clip.footage_id == footage_id).order_by(Clip.idx))}
+    for caption in session.scalars(select(Caption).where(Caption.footage_id == footage_id)):
+        if caption.clip_id in clips:
+            clips[caption.clip_id].caption = caption.text.strip()
+    segments = session.scalars(select(TranscriptSegment).where(TranscriptSegment.footage_id == footage_id)
+                               .order_by(TranscriptSegment.start_ts, TranscriptSegment.idx))
+    ordered = sorted(clips.values(), key=lambda c: c.idx)
+    for seg in segments:
+        clip_id = seg.clip_id
+        if clip_id is None:  # a segment outside every clip's span joins the clip it starts in, if any
+            clip_id = next((c.clip_id for c in ordered if c.start <= seg.start_ts < c.end), None)
+        line = transcript_line(seg)
+        if clip_id in clips and line:
+            clips[clip_id].speech.append(line)
+    return [c for c in ordered if c.caption or c.speech]
+
+
+def load_prompt(name: str, **values: str) -> str:
+    """A prompt template from resources/prompts with $placeholders filled."""
+    text = (resources_dir() / "prompts" / name).read_text(encoding="utf-8")
+    return Template(text).substitute(values).strip()
+
+
+@dataclass
+class BatchRun:
+    """How a build went: clips in the footage, clips done before and in this run, batches written."""
+
+    clips: int = 0
+    skipped: int = 0  # done by an earlier run
+    done: int = 0
+    batches: int = 0
+    seconds: float = 0.0
+    stopped: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        rate = self.done / self.seconds if self.seconds > 0 else 0.0
+        return {"clips": self.clips, "clips_skipped": self.skipped, "clips_done": self.done, "batches": self.batches,
+                "seconds": round(self.seconds, 3), "clips_per_s": round(rate, 4), "stopped": self.stopped}
+
+
+def run_batches(store: Store, footage_id: int, builder: str, batch_size: int,
+                prepare: Callable[[list[ClipText], list[ClipText]], Any],
+                write: Callable[[Session, list[ClipText], Any, BuildProgress], None],
+                progress: Callable[[Progress], None] | None = None, should_stop: Callable[[], bool] | None = None,
+                ) -> BatchRun:
+    """Run `prepare(batch, all_clips)` then `write(session, batch, prepared, progress_row)` per batch of
+    clips not yet done; the progress mark advances in the same transaction as `write`."""
+    started = time.perf_counter()
+    with store.session() as s:
+        clips = footage_clips(s, footage_id)
+        done_idx = last_done(s, footage_id, builder)
+    todo = [c for c in clips if c.idx > done_idx]
+    run = BatchRun(clips=len(clips), skipped=len(clips) - len(todo))
+    for first in range(0, len(todo), batch_size):
+        if should_stop is not None and should_stop():
+            run.stopped = True
+            break
+        batch = todo[first:first + batch_size]
+        prepared = prepare(batch, clips)
+        with store.session() as s:
+            mark = get_progress(s, footage_id, builder)
+            write(s, batch, prepared, mark)
+            mark.last_idx, mark.batches, mark.updated_at = batch[-1].idx, mark.batches + 1, time.time()
+        run.done += len(batch)
+        run.batches += 1
+        if progress is not None:
+            progress(Progress(builder, run.skipped + run.done, run.clips, footage_id))
+    run.seconds = time.perf_counter() - started
+    return run

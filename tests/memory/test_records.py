@@ -1,0 +1,134 @@
+"""Interaction records: parsing and prompt logic, then a real build with the tiny llm-test model."""
+
+import json
+
+import numpy as np
+import pytest
+from sqlalchemy import func, select
+
+from egodesk.core.settings import Settings
+from egodesk.memory.indices import IndexManager
+from egodesk.memory.llm_batches import ClipText
+from egodesk.memory.record_tables import BuildProgress, EventPrototype, MemoryEntryState
+from egodesk.memory.records import (ACTION_SPACE, ENTRY, OBJECT_SPACE, RECORD, build_records, growth_report, parse_records,
+                                    record_messages, record_schema)
+from egodesk.memory.store import Unit, Vector
+from egodesk.perception.embedder import make_embedder
+from egodesk.perception.llm import make_llm
+from egodesk.pipeline.textimport import import_memory_jsonl
+
+NARRATIONS = ["I take plate.", "I put down plate.", "I open fridge door.", "I wash cloth.", "I turn on tap.", "I pick up knife."]
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return make_embedder()
+
+
+@pytest.fixture(scope="module")
+def tiny_llm():
+    return make_llm(Settings(llm_model="llm-test", threads=1), n_ctx=2048)
+
+
+def import_narrations(store, tmp_path, texts, source="kitchen") -> int:
+    path = tmp_path / f"{source}.jsonl"
+    path.write_text("".join(json.dumps({"id": f"{source}_{i}", "source": source, "start": f"2020-01-01T09:00:{2 * i:02d}",
+                                        "end": f"2020-01-01T09:00:{2 * i + 1:02d}", "kind": "narration", "text": t}) + "\n"
+                            for i, t in enumerate(texts)), encoding="utf-8")
+    return import_memory_jsonl(store, path).footage_ids[0]
+
+
+def clips(*texts):
+    return [ClipText(clip_id=10 + i, idx=i, start=100.0 + i, end=101.0 + i, caption=t) for i, t in enumerate(texts)]
+
+
+def test_wearer_is_prepended_to_every_entry():
+    messages = record_messages(clips("I take plate.", "I open the door."), "Jake")
+    assert "The camera wearer is Jake" in messages[0]["content"]
+    assert messages[1]["content"].splitlines()[1:] == ["1. (wearer: Jake) I take plate.", "2. (wearer: Jake) I open the door."]
+
+
+def test_schema_enumerates_the_batch_ids_and_caps_the_output():
+    schema = record_schema(3)
+    records = schema["properties"]["records"]
+    assert records["items"]["properties"]["id"] == {"enum": [1, 2, 3]} and records["maxItems"] == 9
+    assert set(records["items"]["required"]) == {"id", "persons", "action", "object"}
+
+
+def test_parse_maps_self_references_to_the_wearer_and_drops_invalid_items():
+    batch = clips("I take plate.", "Tasha hands me the salt. Speech: \"Tasha: here\"")
+    reply = {"records": [
+        {"id": 2, "persons": ["Tasha", "me"], "action": "Hand", "object": "salt", "speech": "here"},
+        {"id": 1, "persons": ["I"], "action": "take", "object": "the plate."},
+        {"id": 1, "persons": ["I"], "action": "take", "object": "the plate."},  # exact repeat
+        {"id": 3, "persons": ["I"], "action": "open", "object": "door"},  # not an entry of this batch
+        {"id": 1, "persons": [], "action": "  ", "object": "plate"},  # no action
+    ]}
+    records = parse_records(reply, batch, "Jake")
+    assert [(r.clip_id, r.persons, r.action, r.object) for r in records] == [
+        (10, ["Jake"], "take", "the plate"), (11, ["Tasha", "Jake"], "hand", "salt")]
+    assert records[0].start == 100.0 and records[0].end == 101.0
+    assert records[0].sentence() == "Jake take the plate"
+    assert records[1].sentence() == 'Tasha and Jake hand salt: "here"'
+
+
+def test_build_with_the_test_model(store, lib_paths, tmp_path, embedder, tiny_llm):
+    footage = import_narrations(store, tmp_path, NARRATIONS)
+    indices = IndexManager(store, lib_paths.indices)
+    settings = Settings(llm_model="llm-test", wearer_name="Jake", records_batch_size=3)
+    events = []
+    report = build_records(store, indices, embedder, tiny_llm, footage, settings, progress=events.append)
+    assert report["clips"] == report["clips_done"] == 6 and report["batches"] == 2 and not report["stopped"]
+    assert [(e.done, e.total) for e in events] == [(3, 6), (6, 6)]
+    with store.session() as s:
+        records = s.scalars(select(Unit).where(Unit.kind == RECORD).order_by(Unit.id)).all()
+        entries = s.scalars(select(Unit).where(Unit.kind == ENTRY)).all()
+        clip_times = {u.clip_id: (u.start_ts, u.end_ts) for u in records}
+        assert records and report["records"] == len(records)
+        for unit in records:
+            meta = unit.meta
+            assert meta["action"] and meta["persons"] and "I" not in meta["persons"]  # self-references became "Jake"
+            assert set(meta) >= {"object", "tool", "location", "speech", "attributes", "importance", "prototype", "kept"}
+            assert unit.text.startswith(" and ".join(meta["persons"]))
+            assert meta["kept"] == (meta["importance"] >= 0.2) and (unit.parent_id is not None) == meta["kept"]
+        assert [u.meta["seq"] for u in records] == list(range(1, len(records) + 1))
+        for entry in entries:
+            members = entry.meta["members"]
+            assert [m["start"] for m in members] == sorted(m["start"] for m in members)
+            assert (entry.start_ts, entry.end_ts) == (members[0]["start"], max(m["end"] for m in members))
+            assert all(s.get(Unit, m["record"]).parent_id == entry.id for m in members)
+            assert clip_times[members[0]["clip"]][0] == members[0]["start"]
+        kept = [u for u in records if u.meta["kept"]]
+        assert sum(len(e.meta["members"]) for e in entries) == len(kept)
+        for space in (OBJECT_SPACE, ACTION_SPACE):
+            assert s.scalar(select(func.count()).select_from(Vector).where(Vector.space == space)) == len(records) + len(entries)
+        assert s.scalar(select(func.count()).select_from(EventPrototype)) == max(u.meta["prototype"] for u in records) + 1
+        assert s.scalar(select(func.count()).select_from(MemoryEntryState)) == len(entries)
+        assert s.get(BuildProgress, (footage, "imprint")).batches == 2
+    growth = growth_report(store, footage)
+    assert (growth["raw_records"], growth["kept_records"], growth["memory_entries"]) == (len(records), len(kept), len(entries))
+    assert growth["curve"][-1]["raw"] == len(records) and growth["curve"][-1]["entries"] == len(entries)
+    # the object index finds the plate records for "plate"
+    hits = indices.search(OBJECT_SPACE, embedder.embed(["plate"]), k=3)[0]
+    assert hits and all(-1.0 <= cos <= 1.0001 for _, cos in hits)
+    # a rerun is a no-op
+    again = build_records(store, indices, embedder, tiny_llm, footage, settings)
+    assert (again["clips_done"], again["records"], again["clips_skipped"]) == (0, 0, 6)
+    with store.session() as s:
+        assert s.scalar(select(func.count()).select_from(Unit).where(Unit.kind == RECORD)) == len(records)
+
+
+def test_stop_between_batches_then_resume(store, lib_paths, tmp_path, embedder, tiny_llm):
+    footage = import_narrations(store, tmp_path, NARRATIONS[:4])
+    indices = IndexManager(store, lib_paths.indices)
+    settings = Settings(llm_model="llm-test", records_batch_size=2)
+    asked = []
+    first = build_records(store, indices, embedder, tiny_llm, footage, settings, should_stop=lambda: asked.append(1) or len(asked) > 1)
+    assert first["stopped"] and first["batches"] == 1 and first["clips_done"] == 2
+    second = build_records(store, indices, embedder, tiny_llm, footage, settings)
+    assert not second["stopped"] and second["clips_skipped"] == 2 and second["clips_done"] == 2
+    with store.session() as s:
+        clip_ids = {u.clip_id for u in s.scalars(select(Unit).where(Unit.kind == RECORD))}
+        seqs = sorted(u.meta["seq"] for u in s.scalars(select(Unit).where(Unit.kind == RECORD)))
+    assert seqs == list(range(1, len(seqs) + 1))  # no gaps or repeats across the two runs
+    assert len(clip_ids) >= 1 and np.all(np.diff(seqs) == 1)
