@@ -2,25 +2,75 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
+
+from egodesk.core.paths import resources_dir
+
+log = logging.getLogger(__name__)
+
+
+def _qt_messages_to_log() -> None:
+    """Qt's own warnings (a missing audio device, a codec without hardware decoding) go to the log file
+    at debug level instead of the terminal."""
+    from PySide6.QtCore import qInstallMessageHandler
+
+    qt_log = logging.getLogger("qt")
+    qInstallMessageHandler(lambda _mode, _context, message: qt_log.debug("%s", message))
+
+
+def _report_unexpected(window) -> None:
+    """An exception escaping a slot goes to the log and the status bar: never a traceback dialog, and
+    the window keeps running."""
+
+    def hook(kind, value, trace) -> None:
+        log.error("unexpected error", exc_info=(kind, value, trace))
+        window.statusBar().showMessage(f"Something went wrong ({kind.__name__}: {value}); see Help > Show logs.", 15000)
+
+    sys.excepthook = hook
+
+
+def apply_style(app) -> None:
+    from PySide6.QtGui import QIcon
+
+    style = resources_dir() / "style.qss"
+    if style.is_file():
+        app.setStyleSheet(style.read_text(encoding="utf-8"))
+    icon = resources_dir() / "icons" / "egodesk.svg"
+    if icon.is_file():
+        app.setWindowIcon(QIcon(str(icon)))
 
 
 def run_app(argv: list[str] | None = None) -> int:
     os.environ.setdefault("QT_API", "pyside6")
+    os.environ.setdefault("QT_LOGGING_RULES", "qt.multimedia.ffmpeg*=false")  # no stream dumps on stderr
     import asyncio
 
     import qasync
-    from PySide6.QtWidgets import QApplication
+    from PySide6.QtWidgets import QApplication, QMessageBox
 
+    from egodesk.core.logging_setup import setup_logging
+    from egodesk.core.settings import SettingsError
     from egodesk.gui.main_window import MainWindow
+    from egodesk.pipeline.library import Library
 
     app = QApplication.instance() or QApplication(argv or sys.argv[:1])
     app.setApplicationName("egodesk")
     app.setOrganizationName("egodesk")
+    apply_style(app)
+    try:
+        library = Library()
+    except (SettingsError, OSError) as exc:
+        QMessageBox.critical(None, "egodesk", f"The library cannot be opened:\n\n{exc}")
+        return 1
+    setup_logging(library.paths)
+    _qt_messages_to_log()
+    log.info("egodesk GUI starting on library %s", library.paths.root)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    window = MainWindow()
+    window = MainWindow(library)
+    _report_unexpected(window)
     window.show()
     with loop:
         closed = asyncio.Event()

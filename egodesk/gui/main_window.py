@@ -1,15 +1,359 @@
-"""The main window."""
+"""The main window: library (left), player and timeline (centre), ask and memory (right), activity
+(bottom). It wires the views together, runs long work through the one task runner, and remembers its
+layout in the library folder (so each library keeps its own layout and question history)."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QMainWindow
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMessageBox, QWidget
 
 from egodesk import __version__
+from egodesk.core.types import Answer, Evidence, Progress
+from egodesk.gui import ops
+from egodesk.gui.activity import ActivityModel, ActivityView
+from egodesk.gui.ask_panel import AskPanel
+from egodesk.gui.footage_view import FootageView
+from egodesk.gui.formatting import fmt_clock
+from egodesk.gui.help import AboutDialog, LogDialog, open_folder
+from egodesk.gui.import_dialog import VIDEO_FILTER, ImportDialog
+from egodesk.gui.library_panel import LibraryPanel
+from egodesk.gui.memory_browser import MemoryBrowser
+from egodesk.gui.model_manager import ModelManager
+from egodesk.gui.settings_dialog import SettingsDialog
+from egodesk.gui.tasks import Task, TaskRunner
+from egodesk.gui.widgets import icon
+
+if TYPE_CHECKING:
+    from egodesk.pipeline.library import Library
+
+log = logging.getLogger(__name__)
+
+UNFINISHED = ("pending", "indexing", "failed", "cancelled")
+REFRESH_MS = 600
 
 
 class MainWindow(QMainWindow):
-    def __init__(self) -> None:
+    def __init__(self, library: "Library | None" = None, runner: TaskRunner | None = None):
         super().__init__()
-        self.setWindowTitle(f"egodesk {__version__}")
-        self.resize(1280, 800)
-        self.setCentralWidget(QLabel("Import footage to begin."))
+        if library is None:
+            from egodesk.pipeline.library import Library
+
+            library = Library()
+        self.library = library
+        self.root = str(library.paths.root)
+        self.layout_store = QSettings(str(Path(self.root) / "gui.ini"), QSettings.Format.IniFormat)
+        self.runner = runner or TaskRunner(self)
+        self.import_task: Task | None = None
+        self._queued: list[Path] = []
+        self.setObjectName("main-window")
+        self.setWindowTitle(f"egodesk {__version__} — {self.root}")
+        self.resize(1360, 860)
+        self.setAcceptDrops(True)
+
+        self.memory = MemoryBrowser(self)
+        self.view = FootageView(library, self.memory, self)
+        self.player, self.timeline = self.view.player, self.view.timeline
+        self.setCentralWidget(self.view)
+        self.library_panel = LibraryPanel(self)
+        self.ask_panel = AskPanel(self.runner, self.root, self.layout_store, self.thumbnail_for, self)
+        self.activity_model = ActivityModel(self.footage_title, self)
+        self.activity = ActivityView(self.activity_model, self)
+        self.activity_views = [self.activity]
+        self.docks = {
+            "library": self._dock("Library", self.library_panel, Qt.DockWidgetArea.LeftDockWidgetArea),
+            "ask": self._dock("Ask", self.ask_panel, Qt.DockWidgetArea.RightDockWidgetArea),
+            "memory": self._dock("Memory", self.memory, Qt.DockWidgetArea.RightDockWidgetArea),
+            "activity": self._dock("Activity", self.activity, Qt.DockWidgetArea.BottomDockWidgetArea),
+        }
+        self.docks["activity"].hide()
+        self._build_menus()
+        self.player.install_shortcuts(self)
+        self._refresh_timer = QTimer(self)
+        self._refresh_timer.setSingleShot(True)
+        self._refresh_timer.setInterval(REFRESH_MS)
+        self._refresh_timer.timeout.connect(self.refresh_library)
+
+        self.library_panel.open_requested.connect(lambda fid: self.view.open_footage(fid))
+        self.library_panel.forget_requested.connect(lambda fid: self.forget(fid))
+        self.library_panel.import_files_requested.connect(self.choose_files)
+        self.library_panel.import_folder_requested.connect(self.choose_folder)
+        self.timeline.forget_requested.connect(self.forget)
+        self.timeline.evidence_clicked.connect(self.ask_panel.activate)
+        self.ask_panel.answer_ready.connect(self.view.set_answer)
+        self.ask_panel.evidence_activated.connect(self.show_evidence)
+        self.view.loop_dismissed.connect(self.ask_panel.clear_selection)
+        self.view.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        self.activity.cancel_requested.connect(self.cancel_import)
+        self.activity.resume_requested.connect(self.resume_import)
+        self._restore_layout()
+        self.refresh_library()
+
+    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock-{title.lower()}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        toolbar = self.addToolBar("Main")
+        toolbar.setObjectName("toolbar-main")
+        file_menu = bar.addMenu("&File")
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        actions = [
+            ("Import files…", "import", QKeySequence.StandardKey.Open, self.choose_files),
+            ("Import folder…", "folder", None, self.choose_folder),
+            ("Import dialog…", "", QKeySequence("Ctrl+I"), self.open_import_dialog),
+            None,
+            ("Settings…", "settings", QKeySequence.StandardKey.Preferences, self.open_settings),
+            ("Models…", "models", None, self.open_models),
+            None,
+            ("Quit", "", QKeySequence.StandardKey.Quit, self.close),
+        ]
+        for entry in actions:
+            if entry is None:
+                file_menu.addSeparator()
+                continue
+            text, icon_name, key, slot = entry
+            action = QAction(icon(icon_name) if icon_name else QIcon(), text, self)
+            if key is not None:
+                action.setShortcut(key)
+            action.triggered.connect(slot)
+            file_menu.addAction(action)
+            if icon_name:
+                toolbar.addAction(action)
+        view_menu = bar.addMenu("&View")
+        for dock in self.docks.values():
+            view_menu.addAction(dock.toggleViewAction())
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction("Show logs", lambda: LogDialog(self.library.paths.log_file, self).open())
+        help_menu.addAction("Open data folder", lambda: open_folder(self.library.paths.root))
+        help_menu.addAction("About egodesk", lambda: AboutDialog(self).open())
+
+    # -- library -----------------------------------------------------------------------------------
+
+    def refresh_library(self) -> None:
+        try:
+            footage = self.library.footage()
+        except Exception as exc:  # noqa: BLE001 - a read failing must not take the window down
+            log.info("reading the library failed", exc_info=True)
+            self.statusBar().showMessage(f"Could not read the library: {exc}", 8000)
+            return
+        self.library_panel.set_footage(footage)
+        self.view.set_footage(footage)
+        self._update_activity()
+
+    def schedule_refresh(self) -> None:
+        if not self._refresh_timer.isActive():
+            self._refresh_timer.start()
+
+    def footage_title(self, footage_id: int) -> str:
+        footage = self.view.footage.get(footage_id)
+        if footage is None:
+            self.refresh_library()
+            footage = self.view.footage.get(footage_id)
+        return footage.title if footage else f"footage {footage_id}"
+
+    def thumbnail_for(self, evidence: Evidence) -> Path | None:
+        """The keyframe of the clip the evidence starts in, else the footage's thumbnail."""
+        footage = self.view.footage.get(evidence.footage_id)
+        if footage is None:
+            return None
+        for clip in self.view.clips_of(footage.id) if footage.kind == "video" else []:
+            if clip.start <= evidence.start < clip.end and clip.thumbnails:
+                return clip.thumbnails[0]
+        return footage.thumbnail
+
+    # -- import ------------------------------------------------------------------------------------
+
+    def choose_files(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(self, "Import files", "", VIDEO_FILTER)
+        if files:
+            self.import_paths([Path(f) for f in files])
+
+    def choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Import a folder")
+        if folder:
+            self.import_paths([Path(folder)])
+
+    def open_import_dialog(self) -> ImportDialog:
+        dialog = ImportDialog(self.activity_model, self.import_paths, self)
+        dialog.activity.cancel_requested.connect(self.cancel_import)
+        dialog.activity.resume_requested.connect(self.resume_import)
+        self.activity_views.append(dialog.activity)
+        dialog.finished.connect(lambda _r: self.activity_views.remove(dialog.activity))
+        self._update_activity()
+        dialog.open()
+        return dialog
+
+    def import_paths(self, paths: list[Path | str], resume: bool = False) -> Task | None:
+        """Import files and folders (indexing them in a worker process). Paths that do not exist or
+        cannot be read are reported at once, with the reason; the rest are imported."""
+        wanted = [Path(p).expanduser() for p in paths]
+        problems, usable = [], []
+        for path in wanted:
+            if not path.exists():
+                problems.append((str(path), "no such file or folder"))
+            elif not os.access(path, os.R_OK):
+                problems.append((str(path), "permission denied"))
+            else:
+                usable.append(path)
+        self.activity_model.add_problems(problems)
+        self._show_activity()
+        if wanted and not usable:
+            self.statusBar().showMessage("Nothing to import: " + "; ".join(f"{p}: {r}" for p, r in problems), 10000)
+            return None
+        if self.import_task is not None and self.import_task.running:
+            self._queued += usable
+            self.statusBar().showMessage(f"{len(usable)} more item(s) will be imported after the current import.", 6000)
+            return self.import_task
+        self.import_task = self.runner.run(
+            ops.import_paths, self.root, [str(p) for p in usable], resume, label="Import",
+            on_progress=self._on_import_progress, on_success=self._import_done,
+            on_failure=self._import_failed, on_cancel=self._import_cancelled,
+        )
+        self.import_task.finished.connect(self._import_finished)
+        self._update_activity()
+        return self.import_task
+
+    def _show_activity(self) -> None:
+        dock = self.docks["activity"]
+        if dock.isHidden():
+            dock.show()
+            self.resizeDocks([dock], [190], Qt.Orientation.Vertical)
+
+    def resume_import(self) -> Task | None:
+        return self.import_paths([], resume=True)
+
+    def cancel_import(self) -> None:
+        self._queued = []
+        if self.import_task is not None:
+            self.import_task.cancel()
+
+    def _on_import_progress(self, event: Progress) -> None:
+        self.activity_model.on_progress(event)
+        if event.message in ("started", "done") or event.message.startswith("failed"):
+            self.schedule_refresh()
+
+    def _import_done(self, report: Any) -> None:
+        """Per-file errors and skipped lines of text tracks ("file:line: reason") become problems."""
+        skipped = [tuple(note.split(": ", 1)) if ": " in note else (note, "skipped") for note in report.notes]
+        self.activity_model.add_problems(list(report.errors) + skipped)
+        self.refresh_library()
+        failed = sum(1 for f in self.view.footage.values() if f.state == "failed")
+        self.statusBar().showMessage(f"Import finished; {failed} footage failed to index (see Activity)." if failed
+                                     else "Import finished.", 8000)
+
+    def _import_failed(self, message: str) -> None:
+        self.activity_model.add_problems([("import", message)])
+        self.statusBar().showMessage(f"Import failed: {message}", 10000)
+
+    def _import_cancelled(self, _message: str) -> None:
+        try:
+            self.library.mark_cancelled()  # stages the ended worker left 'running' become resumable
+        except Exception:  # noqa: BLE001 - the next worker recovers them anyway
+            log.info("marking cancelled jobs failed", exc_info=True)
+        self.statusBar().showMessage("Import cancelled: finished stages are kept; Resume continues.", 8000)
+
+    def _import_finished(self) -> None:
+        self.import_task = None
+        self.refresh_library()
+        if self._queued:
+            queued, self._queued = self._queued, []
+            self.import_paths(queued)
+
+    def _update_activity(self) -> None:
+        running = self.import_task is not None and self.import_task.running
+        unfinished = sum(1 for f in self.view.footage.values() if f.state in UNFINISHED)
+        for view in self.activity_views:
+            view.set_state(running, unfinished)
+
+    # -- dropping files ----------------------------------------------------------------------------
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = [Path(u.toLocalFile()) for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.import_paths(paths)
+
+    # -- answers, evidence, forgetting -------------------------------------------------------------
+
+    def show_evidence(self, index: int, evidence: Evidence) -> None:
+        if self.view.show_evidence(index, evidence):
+            self.library_panel.select(evidence.footage_id)
+
+    def forget(self, footage_id: int, start: float | None = None, end: float | None = None, confirm: bool = True) -> Task | None:
+        title = self.footage_title(footage_id)
+        what = f"the moment {fmt_clock(start)}–{fmt_clock(end)} of “{title}”" if start is not None else f"all of “{title}”"
+        if confirm and QMessageBox.question(
+            self, "Forget", f"Forget {what}? Its memories are deleted from this library; the video file itself is not touched.",
+        ) != QMessageBox.StandardButton.Yes:
+            return None
+        return self.runner.run(
+            ops.forget, self.root, footage_id, start, end, label="Forget",
+            on_success=lambda _r: (self.statusBar().showMessage(f"Forgot {what}.", 6000), self.refresh_library()),
+            on_failure=lambda m: self.statusBar().showMessage(f"Could not forget {what}: {m}", 10000),
+        )
+
+    def current_answer(self) -> Answer | None:
+        return self.ask_panel.answer
+
+    # -- dialogs -----------------------------------------------------------------------------------
+
+    def open_settings(self) -> SettingsDialog:
+        from egodesk.retrieval.base import strategy_names
+
+        dialog = SettingsDialog(self.library.settings, self, choices={"strategy": strategy_names()})
+        dialog.accepted.connect(lambda: self.save_settings(dialog.result_settings))
+        dialog.open()
+        return dialog
+
+    def open_models(self) -> ModelManager:
+        dialog = ModelManager(self.runner, self.library.settings, self.library.paths.user_models, self)
+        dialog.settings_changed.connect(self.save_settings)
+        dialog.open()
+        return dialog
+
+    def save_settings(self, settings: Any) -> None:
+        try:
+            self.library.save_settings(settings)
+        except OSError as exc:
+            QMessageBox.warning(self, "Settings", f"Could not save the settings: {exc}")
+            return
+        self.statusBar().showMessage("Settings saved.", 4000)
+
+    # -- layout and closing ------------------------------------------------------------------------
+
+    def _restore_layout(self) -> None:
+        geometry = self.layout_store.value("window/geometry")
+        state = self.layout_store.value("window/state")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        if state is None or not self.restoreState(state):
+            QTimer.singleShot(0, self._default_layout)  # once the window has its size
+
+    def _default_layout(self) -> None:
+        self.resizeDocks([self.docks["library"], self.docks["ask"]], [340, 440], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["ask"], self.docks["memory"]], [560, 300], Qt.Orientation.Vertical)
+
+    def save_layout(self) -> None:
+        self.layout_store.setValue("window/geometry", self.saveGeometry())
+        self.layout_store.setValue("window/state", self.saveState())
+        self.layout_store.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.runner.cancel_all()  # end the workers without waiting on them
+        self.player.media.stop()
+        self.save_layout()
+        event.accept()

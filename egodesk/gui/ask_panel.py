@@ -1,0 +1,268 @@
+"""The ask panel: a question (and optional multiple-choice options), the answer when it comes, its
+evidence as clickable chips, the retrieval inspector and this library's question history.
+
+Asking runs `ops.ask` through the task runner (the LLM works in a worker process); the panel only
+shows what comes back. An empty question never starts anything: the panel says what is missing.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QPlainTextEdit, QPushButton, QScrollArea,
+    QVBoxLayout, QWidget,
+)
+
+from egodesk.core.timeutil import to_ts
+from egodesk.core.types import ABSTENTION, Answer, Evidence
+from egodesk.gui import ops
+from egodesk.gui.evidence import EvidenceChip, Inspector
+from egodesk.gui.formatting import fmt_moment
+from egodesk.gui.tasks import Task, TaskRunner
+from egodesk.gui.widgets import Section, message_label, show_message
+
+HISTORY_KEY = "ask/history"
+HISTORY_MAX = 50
+
+
+class AskPanel(QWidget):
+    answer_ready = Signal(object)  # Answer
+    evidence_activated = Signal(int, object)  # index, Evidence
+    asking_changed = Signal(bool)
+
+    def __init__(self, runner: TaskRunner, library_root: str, settings: QSettings,
+                 thumbnail_for: Callable[[Evidence], Path | None], parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("ask-panel")
+        self.runner, self.library_root, self.store = runner, library_root, settings
+        self.thumbnail_for = thumbnail_for
+        self.answer: Answer | None = None
+        self.chips: list[EvidenceChip] = []
+        self.task: Task | None = None
+        self._asked_at = 0.0
+
+        self.question = QLineEdit(self)
+        self.question.setObjectName("question")
+        self.question.setPlaceholderText("Ask about your footage, e.g. “where did I leave my keys?”")
+        self.question.returnPressed.connect(lambda: self.ask())
+        self.ask_button = QPushButton("Ask", self)
+        self.ask_button.setObjectName("ask-button")
+        self.ask_button.setDefault(True)
+        self.ask_button.clicked.connect(lambda: self.ask())
+        self.cancel_button = QPushButton("Stop", self)
+        self.cancel_button.setObjectName("ask-cancel")
+        self.cancel_button.clicked.connect(self.cancel)
+        self.cancel_button.hide()
+        self.options = QPlainTextEdit(self)
+        self.options.setObjectName("options")
+        self.options.setPlaceholderText("One option per line: the answer picks one of them")
+        self.options.setMaximumHeight(90)
+        self.message = message_label("ask-message", self)
+        self.status = QLabel(self)
+        self.status.setObjectName("ask-status")
+        self.answer_label = QLabel(self)
+        self.answer_label.setObjectName("answer")
+        self.answer_label.setWordWrap(True)
+        self.answer_label.setTextInteractionFlags(self.answer_label.textInteractionFlags() | self.message.textInteractionFlags())
+        self.answer_label.hide()
+        self.evidence_title = QLabel(self)
+        self.evidence_title.setObjectName("evidence-title")
+        self.evidence_title.hide()
+        self.chip_box = QWidget(self)
+        self.chip_layout = QVBoxLayout(self.chip_box)
+        self.chip_layout.setContentsMargins(0, 0, 0, 0)
+        self.chip_layout.setSpacing(4)
+        self.hint = QLabel("Ask a question: the answer and the moments of your footage it rests on appear here. "
+                           "Click a moment to watch it.", self.chip_box)
+        self.hint.setObjectName("evidence-hint")
+        self.hint.setWordWrap(True)
+        self.chip_layout.addWidget(self.hint)
+        self.chip_layout.addStretch(1)
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.chip_box)
+        scroll.setObjectName("evidence-scroll")
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setMinimumHeight(150)
+        self.inspector = Inspector(self)
+        self.history = QListWidget(self)
+        self.history.setObjectName("history")
+        self.history.setMaximumHeight(140)
+        self.history.itemActivated.connect(self._from_history)
+        self.history.itemClicked.connect(self._from_history)
+        self._elapsed = QTimer(self)
+        self._elapsed.setInterval(500)
+        self._elapsed.timeout.connect(self._tick)
+
+        row = QHBoxLayout()
+        row.addWidget(self.question, 1)
+        row.addWidget(self.ask_button)
+        row.addWidget(self.cancel_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addLayout(row)
+        self.options_section = Section("Multiple-choice options", self.options)
+        layout.addWidget(self.options_section)
+        layout.addWidget(self.message)
+        layout.addWidget(self.status)
+        layout.addWidget(self.answer_label)
+        layout.addWidget(self.evidence_title)
+        layout.addWidget(scroll, 1)
+        self.inspector_section = Section("Retrieval inspector", self.inspector)
+        layout.addWidget(self.inspector_section)
+        self.history_section = Section("History", self.history)
+        layout.addWidget(self.history_section)
+        self._load_history()
+
+    # -- asking ----------------------------------------------------------------------------------
+
+    def option_list(self) -> list[str]:
+        return [line.strip() for line in self.options.toPlainText().splitlines() if line.strip()]
+
+    def ask(self, question: str | None = None, options: list[str] | None = None) -> Task | None:
+        """Ask `question` (default: what is typed). Returns the running task, or None when there was
+        nothing to ask (the panel then says why)."""
+        if question is not None:
+            self.question.setText(question)
+        if options is not None:
+            self.options.setPlainText("\n".join(options))
+            self.options_section.set_expanded(bool(options))
+        text = self.question.text().strip()
+        choices = self.option_list()
+        if not text:
+            show_message(self.message, "Type a question first, for example “what did I eat for lunch?”.", "error")
+            self.question.setFocus()
+            return None
+        if len(choices) == 1:
+            show_message(self.message, "Give at least two options, one per line, or none.", "error")
+            return None
+        if self.task is not None and self.task.running:
+            show_message(self.message, "Still answering the previous question: wait, or press Stop.", "info")
+            return None
+        show_message(self.message, "")
+        self.show_answer(None)
+        self._asked_at = time.monotonic()
+        self.task = self.runner.run(
+            ops.ask, self.library_root, text, choices or None, None, None, label="Ask", warm=True,
+            on_success=self._answered, on_failure=self._failed, on_cancel=lambda _m: self._done("Stopped."),
+        )
+        self._set_busy(True)
+        return self.task
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel(grace_s=0)  # nothing to keep from a half-made answer
+
+    def _answered(self, answer: Answer) -> None:
+        self._done("")
+        self.present(answer)
+
+    def present(self, answer: Answer) -> None:
+        """An answer arrived: show it, keep it in the history, tell the window (timeline markers)."""
+        self.show_answer(answer)
+        self._remember(answer)
+        self.answer_ready.emit(answer)
+
+    def _failed(self, message: str) -> None:
+        self._done("")
+        show_message(self.message, f"Could not answer: {message}", "error")
+
+    def _done(self, status: str) -> None:
+        self._set_busy(False)
+        self.status.setText(status)
+
+    def _set_busy(self, busy: bool) -> None:
+        self.ask_button.setEnabled(not busy)
+        self.cancel_button.setVisible(busy)
+        self.hint.setVisible(not busy and self.answer is None)
+        if busy:
+            self._elapsed.start()
+            self._tick()
+        else:
+            self._elapsed.stop()
+        self.asking_changed.emit(busy)
+
+    def _tick(self) -> None:
+        self.status.setText(f"Searching your memories and thinking… {time.monotonic() - self._asked_at:.0f} s")
+
+    # -- showing an answer -----------------------------------------------------------------------
+
+    def show_answer(self, answer: Answer | None) -> None:
+        self.answer = answer
+        for chip in self.chips:
+            chip.deleteLater()
+        self.chips = []
+        self.inspector.show_answer(answer)
+        self.hint.setVisible(answer is None and not self.cancel_button.isVisibleTo(self))
+        if answer is None:
+            self.answer_label.hide()
+            self.evidence_title.hide()
+            return
+        self.answer_label.setProperty("abstained", answer.abstained)
+        self.answer_label.style().unpolish(self.answer_label)
+        self.answer_label.style().polish(self.answer_label)
+        if answer.abstained:
+            detail = "" if answer.text.strip() == ABSTENTION else f" {html.escape(answer.text)}"
+            self.answer_label.setText(f"<b>Not found in your footage.</b>{detail}")
+        else:
+            self.answer_label.setText(html.escape(answer.text))
+        self.answer_label.show()
+        cited = set(answer.cited)
+        self.evidence_title.setText("Moments looked at (none supports an answer)" if answer.abstained
+                                    else f"Evidence ({len(answer.evidence)} moments, ★ = cited)")
+        self.evidence_title.setVisible(bool(answer.evidence))
+        for i, ev in enumerate(answer.evidence):
+            chip = EvidenceChip(i, ev, self.thumbnail_for(ev), ev.unit_id in cited, self.chip_box)
+            chip.clicked.connect(self.activate)
+            self.chip_layout.insertWidget(self.chip_layout.count() - 1, chip)
+            self.chips.append(chip)
+
+    def activate(self, index: int) -> None:
+        """Select chip `index` and ask the window to play its moment."""
+        if self.answer is None or not 0 <= index < len(self.answer.evidence):
+            return
+        for chip in self.chips:
+            chip.set_selected(chip.index == index)
+        self.evidence_activated.emit(index, self.answer.evidence[index])
+
+    def clear_selection(self) -> None:
+        for chip in self.chips:
+            chip.set_selected(False)
+
+    # -- history (per library: the QSettings file lives in the library folder) ------------------
+
+    def _load_history(self) -> None:
+        try:
+            entries = json.loads(self.store.value(HISTORY_KEY, "[]"))
+        except (TypeError, ValueError):
+            entries = []
+        self.history.clear()
+        for entry in entries:
+            item = QListWidgetItem(f"{entry['q']}  →  {entry['a']}")
+            item.setToolTip(f"Asked {fmt_moment(entry['at'])}\n{entry['a']}")
+            item.setData(Qt.ItemDataRole.UserRole, entry)
+            self.history.addItem(item)
+
+    def history_entries(self) -> list[dict]:
+        return [self.history.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.history.count())]
+
+    def _remember(self, answer: Answer) -> None:
+        text = ("(not found) " if answer.abstained else "") + answer.text
+        entry = {"q": answer.question or self.question.text().strip(), "a": text[:300], "at": to_ts(datetime.now()),
+                 "options": self.option_list()}
+        entries = [entry] + [e for e in self.history_entries() if e["q"] != entry["q"]]
+        self.store.setValue(HISTORY_KEY, json.dumps(entries[:HISTORY_MAX]))
+        self._load_history()
+
+    def _from_history(self, item: QListWidgetItem) -> None:
+        entry = item.data(Qt.ItemDataRole.UserRole)
+        self.question.setText(entry["q"])
+        self.options.setPlainText("\n".join(entry.get("options") or []))
+        self.options_section.set_expanded(bool(entry.get("options")))

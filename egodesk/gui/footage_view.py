@@ -1,0 +1,187 @@
+"""The centre of the window: the player over the timeline, kept in step with each other and with the
+memory browser. Knows which footage is open and maps between absolute time (timeline, evidence,
+memories) and seconds into the file (player)."""
+
+from __future__ import annotations
+
+import bisect
+import logging
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
+
+from egodesk.core.types import Answer, Evidence
+from egodesk.gui.formatting import day_of, day_start, elide
+from egodesk.gui.memory_browser import MemoryBrowser
+from egodesk.gui.player import Player
+from egodesk.gui.timeline import Span, TimelinePanel
+
+log = logging.getLogger(__name__)
+
+
+class FootageView(QWidget):
+    message = Signal(str)  # for the status bar
+    loop_dismissed = Signal()
+
+    def __init__(self, library: Any, memory: MemoryBrowser, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.library, self.memory = library, memory
+        self.footage: dict[int, Any] = {}
+        self.current: Any = None
+        self.clips: list[Any] = []
+        self._clip_starts: list[float] = []
+        self._text_playhead: float | None = None
+        self.player = Player(self)
+        self.timeline_panel = TimelinePanel(self)
+        self.timeline = self.timeline_panel.timeline
+        splitter = QSplitter(Qt.Orientation.Vertical, self)
+        splitter.setObjectName("centre-splitter")
+        splitter.addWidget(self.player)
+        splitter.addWidget(self.timeline_panel)
+        splitter.setStretchFactor(0, 1)
+        splitter.setCollapsible(0, False)
+        splitter.setCollapsible(1, False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(splitter)
+
+        self.player.position_changed.connect(self._on_player_position)
+        self.player.loop_changed.connect(self._on_loop)
+        self.player.media_failed.connect(self.message)
+        self.timeline.seek_requested.connect(self.seek_to)
+        self.memory.seek_requested.connect(self.seek_to)
+
+    # -- footage ---------------------------------------------------------------------------------
+
+    def set_footage(self, footage: list[Any]) -> None:
+        """The library changed: keep the open footage if it is still there."""
+        self.footage = {f.id: f for f in footage}
+        if self.current is not None:
+            if self.current.id in self.footage:
+                self.current = self.footage[self.current.id]
+                self._load_lanes()
+            else:
+                self.close_footage("That footage was forgotten.")
+
+    def clips_of(self, footage_id: int) -> list[Any]:
+        try:
+            return self.library.clips(footage_id)
+        except Exception as exc:  # noqa: BLE001 - a read failing must not take the window down
+            log.info("reading clips of footage %s failed", footage_id, exc_info=True)
+            self.message.emit(f"Could not read the clips of this footage: {exc}")
+            return []
+
+    def open_footage(self, footage_id: int, at: float | None = None, play: bool = False) -> bool:
+        """Open a footage, optionally at `at` seconds into it. False when it is not in the library."""
+        footage = self.footage.get(footage_id)
+        if footage is None:
+            self.message.emit("That footage is no longer in the library.")
+            return False
+        changed = self.current is None or self.current.id != footage_id
+        self.current = footage
+        if changed:
+            self._load_lanes()
+            self.timeline_panel.set_day(day_start(footage.start), (footage.start, footage.start + footage.duration))
+        if footage.kind == "video" and Path(footage.path).exists():
+            self.player.open(Path(footage.path), at=at, play=play)
+            if at is None and changed:
+                self._set_playhead(footage.start)
+        else:
+            why = ("is text only (imported captions or transcripts): there is no video to play"
+                   if footage.kind != "video" else f"cannot be played: {footage.path} is missing")
+            self.player.show_message(f"“{footage.title}” {why}. Its memories are on the timeline and in the memory panel.")
+            self._set_playhead(footage.start + (at or 0.0))
+        return True
+
+    def close_footage(self, why: str = "") -> None:
+        self.current = None
+        self.clips, self._clip_starts = [], []
+        self.player.show_message(why or "Open a footage from the library.")
+        for lane in ("Footage", "Clips", "Speech"):
+            self.timeline.set_lane(lane, [])
+        self.timeline.set_playhead(None)
+        self.memory.show_memory(None)
+
+    def _load_lanes(self) -> None:
+        footage = self.current
+        self.clips = self.clips_of(footage.id)
+        self._clip_starts = [c.start for c in self.clips]
+        same_day = [f for f in self.footage.values() if day_of(f.start) == day_of(footage.start)]
+        self.timeline.set_lane("Footage", [Span(f.start, f.start + f.duration, f.title, f.id) for f in same_day])
+        self.timeline.set_lane("Clips", [Span(c.start, c.end, elide(c.caption, 200) or f"clip {c.idx + 1}", footage.id) for c in self.clips])
+        self.timeline.set_lane("Speech", [Span(s, e, f"{speaker + ': ' if speaker else ''}{text}", footage.id)
+                                          for c in self.clips for s, e, speaker, text in c.transcript])
+        self.memory.key = None
+
+    # -- time --------------------------------------------------------------------------------------
+
+    def seek_to(self, ts: float) -> None:
+        """Go to absolute time `ts`: in the open footage, or in the footage of that day that holds it."""
+        footage = self.current
+        if footage is not None and footage.start <= ts <= footage.start + footage.duration:
+            if footage.kind == "video" and self.player.loaded:
+                self.player.seek(ts - footage.start)
+            else:
+                self._set_playhead(ts)
+            return
+        other = next((f for f in self.footage.values() if f.start <= ts <= f.start + f.duration), None)
+        if other is not None:
+            self.open_footage(other.id, at=ts - other.start)
+
+    def _on_player_position(self, seconds: float) -> None:
+        if self.current is not None:
+            self._set_playhead(self.current.start + seconds)
+
+    def _set_playhead(self, ts: float) -> None:
+        self.timeline.set_playhead(ts)
+        footage = self.current
+        i = bisect.bisect_right(self._clip_starts, ts) - 1
+        if footage is None or i < 0 or ts > self.clips[i].end:
+            return
+        clip = self.clips[i]
+        key = (footage.id, clip.idx)
+        if key == self.memory.key:
+            return
+        try:
+            memory = self.library.memory_at(footage.id, ts - footage.start)
+        except Exception as exc:  # noqa: BLE001 - a read failing must not take the window down
+            log.info("memory_at(%s, %.1f) failed", footage.id, ts - footage.start, exc_info=True)
+            self.message.emit(f"Could not read the memories of this moment: {exc}")
+            return
+        self.memory.show_memory(memory, key)
+
+    # -- evidence ----------------------------------------------------------------------------------
+
+    def set_answer(self, answer: Answer | None) -> None:
+        """Mark a new answer's evidence; the loop of an earlier answer's moment ends."""
+        self.player.clear_loop()
+        self.timeline.set_loop(None)
+        spans = [Span(ev.start, ev.end, f"#{i + 1}", i, elide(ev.text, 300)) for i, ev in enumerate(answer.evidence)] if answer else []
+        self.timeline.set_evidence(spans)
+
+    def show_evidence(self, index: int, evidence: Evidence) -> bool:
+        """Open the evidence's footage at its start (+ half a frame, see Player.seek_moment), loop its
+        range until dismissed, and highlight it on the timeline."""
+        footage = self.footage.get(evidence.footage_id)
+        if footage is None:
+            self.message.emit("This moment's footage is no longer in the library.")
+            return False
+        offset = evidence.offset if evidence.offset is not None else evidence.start - footage.start
+        length = max(0.0, evidence.end - evidence.start)
+        if not self.open_footage(footage.id, at=offset, play=footage.kind == "video"):
+            return False
+        if footage.kind == "video":
+            self.player.set_loop(offset, offset + length)
+        self.timeline.highlight_evidence(index)
+        self.timeline.set_loop((footage.start + offset, footage.start + offset + length))
+        pad = max(5.0, length)
+        self.timeline.show_range(footage.start + offset - pad, footage.start + offset + length + pad)
+        return True
+
+    def _on_loop(self, loop: tuple[float, float] | None) -> None:
+        if loop is None:
+            self.timeline.set_loop(None)
+            self.timeline.highlight_evidence(None)
+            self.loop_dismissed.emit()

@@ -1,0 +1,81 @@
+"""The import dialog: choose files and folders, start, and watch them being indexed (the activity
+model it shows is the window's, so closing the dialog loses nothing: work goes on in the background)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtWidgets import (
+    QDialog, QDialogButtonBox, QFileDialog, QHBoxLayout, QLabel, QListWidget, QPushButton, QVBoxLayout, QWidget,
+)
+
+from egodesk.gui.activity import ActivityModel, ActivityView
+
+VIDEO_FILTER = "Footage and text tracks (*.mp4 *.mov *.mkv *.avi *.m4v *.webm *.jsonl *.srt *.vtt);;All files (*)"
+
+
+class ImportDialog(QDialog):
+    def __init__(self, model: ActivityModel, start_import: Callable[[list[Path]], None], parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("import-dialog")
+        self.setWindowTitle("Import footage")
+        self.resize(760, 520)
+        self.start_import = start_import
+        self.paths = QListWidget(self)
+        self.paths.setObjectName("import-paths")
+        self.paths.setSelectionMode(QListWidget.SelectionMode.ExtendedSelection)
+        add_files = QPushButton("Add files…", self)
+        add_files.clicked.connect(self.choose_files)
+        add_folder = QPushButton("Add folder…", self)
+        add_folder.clicked.connect(self.choose_folder)
+        remove = QPushButton("Remove", self)
+        remove.clicked.connect(lambda: [self.paths.takeItem(self.paths.row(i)) for i in self.paths.selectedItems()])
+        self.import_button = QPushButton("Import", self)
+        self.import_button.setObjectName("import-start")
+        self.import_button.setDefault(True)
+        self.import_button.clicked.connect(self.start)
+        self.activity = ActivityView(model, self)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.reject)
+        hint = QLabel("Videos (a folder is searched for them), memory.jsonl text memories, SRT/VTT subtitles. "
+                      "Closing this window keeps importing in the background.", self)
+        hint.setWordWrap(True)
+
+        row = QHBoxLayout()
+        for button in (add_files, add_folder, remove):
+            row.addWidget(button)
+        row.addStretch(1)
+        row.addWidget(self.import_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(hint)
+        layout.addWidget(self.paths, 1)
+        layout.addLayout(row)
+        layout.addWidget(self.activity, 3)
+        layout.addWidget(buttons)
+
+    def add_paths(self, paths: list[Path]) -> None:
+        have = {self.paths.item(i).text() for i in range(self.paths.count())}
+        for path in paths:
+            if str(path) not in have:
+                self.paths.addItem(str(path))
+
+    def chosen(self) -> list[Path]:
+        return [Path(self.paths.item(i).text()) for i in range(self.paths.count())]
+
+    def choose_files(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(self, "Import files", "", VIDEO_FILTER)
+        self.add_paths([Path(f) for f in files])
+
+    def choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Import a folder")
+        if folder:
+            self.add_paths([Path(folder)])
+
+    def start(self) -> None:
+        paths = self.chosen()
+        if not paths:
+            self.activity.status.setText("Add files or a folder first.")
+            return
+        self.paths.clear()
+        self.start_import(paths)

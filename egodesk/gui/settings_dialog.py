@@ -1,0 +1,190 @@
+"""The settings dialog, generated from the typed Settings schema: one tab per group, one editor per field
+(Literal -> combo box, bool -> check box, int/float with limits -> spin box, str -> line edit, a
+browse button for paths). Every edit is validated against the schema; errors show under the field."""
+
+from __future__ import annotations
+
+import os
+import typing
+from typing import Any
+
+from annotated_types import Ge, Gt, Le, Lt
+from pydantic import ValidationError
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFileDialog, QFormLayout, QHBoxLayout,
+    QLabel, QLineEdit, QPushButton, QScrollArea, QSpinBox, QTabWidget, QVBoxLayout, QWidget,
+)
+
+from egodesk.core.settings import ENV_PREFIX, Settings
+from egodesk.gui.widgets import message_label, show_message
+
+SPIN_MAX = 1_000_000
+
+
+def _limits(info) -> tuple[float | None, float | None]:
+    low = high = None
+    for item in info.metadata:
+        if isinstance(item, Ge):
+            low = item.ge
+        elif isinstance(item, Gt):
+            low = item.gt
+        elif isinstance(item, Le):
+            high = item.le
+        elif isinstance(item, Lt):
+            high = item.lt
+    return low, high
+
+
+class FieldEditor:
+    """One field's editor widget with a uniform get/set and a change callback."""
+
+    def __init__(self, name: str, info, parent: QWidget, on_change, choices: list[str] | None = None):
+        self.name, self.info = name, info
+        annotation = info.annotation
+        if typing.get_origin(annotation) is typing.Literal or choices:
+            self.widget: Any = QComboBox(parent)
+            for choice in choices or typing.get_args(annotation):
+                self.widget.addItem(str(choice), choice)
+            self.widget.currentIndexChanged.connect(on_change)
+        elif annotation is bool:
+            self.widget = QCheckBox(parent)
+            self.widget.toggled.connect(on_change)
+        elif annotation in (int, float):
+            low, high = _limits(info)
+            self.widget = QSpinBox(parent) if annotation is int else QDoubleSpinBox(parent)
+            if annotation is float:
+                self.widget.setDecimals(3)
+                self.widget.setStepType(QDoubleSpinBox.StepType.AdaptiveDecimalStepType)
+            self.widget.setRange(low if low is not None else -SPIN_MAX, high if high is not None else SPIN_MAX)
+            self.widget.valueChanged.connect(on_change)
+        else:
+            self.widget = QLineEdit(parent)
+            self.widget.textChanged.connect(on_change)
+        self.widget.setObjectName(f"setting-{name}")
+        self.widget.setToolTip(info.description or "")
+
+    def value(self) -> Any:
+        if isinstance(self.widget, QComboBox):
+            return self.widget.currentData()
+        if isinstance(self.widget, QCheckBox):
+            return self.widget.isChecked()
+        if isinstance(self.widget, (QSpinBox, QDoubleSpinBox)):
+            return self.widget.value()
+        return self.widget.text()
+
+    def set_value(self, value: Any) -> None:
+        if isinstance(self.widget, QComboBox):
+            if self.widget.findData(value) < 0:  # a stored value the list does not know: keep it
+                self.widget.addItem(str(value), value)
+            self.widget.setCurrentIndex(self.widget.findData(value))
+        elif isinstance(self.widget, QCheckBox):
+            self.widget.setChecked(bool(value))
+        elif isinstance(self.widget, (QSpinBox, QDoubleSpinBox)):
+            self.widget.setValue(value)
+        else:
+            self.widget.setText(str(value))
+
+
+class SettingsDialog(QDialog):
+    """`choices` turns a free-text field into a list (the retrieval strategies the code registers)."""
+
+    def __init__(self, settings: Settings, parent: QWidget | None = None, choices: dict[str, list[str]] | None = None):
+        super().__init__(parent)
+        self.setObjectName("settings-dialog")
+        self.setWindowTitle("Settings")
+        self.resize(620, 520)
+        self.original = settings
+        self.result_settings: Settings | None = None
+        self.editors: dict[str, FieldEditor] = {}
+        self.errors: dict[str, QLabel] = {}
+        self.summary = message_label("settings-summary", self)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+                                        | QDialogButtonBox.StandardButton.RestoreDefaults, self)
+        self.tabs = QTabWidget(self)
+        for group, names in Settings.groups().items():
+            scroll = QScrollArea(self.tabs)
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+            page = QWidget(scroll)
+            form = QFormLayout(page)
+            for name in names:
+                info = Settings.model_fields[name]
+                editor = FieldEditor(name, info, page, self._validate, (choices or {}).get(name))
+                editor.set_value(getattr(settings, name))
+                self.editors[name] = editor
+                error = message_label(f"error-{name}", page)
+                self.errors[name] = error
+                field_box = QVBoxLayout()
+                field_box.setSpacing(1)
+                field_box.addLayout(self._with_browse(name, editor, page))
+                field_box.addWidget(error)
+                label = QLabel(info.title or name, page)
+                label.setToolTip(info.description or "")
+                if ENV_PREFIX + name.upper() in os.environ:
+                    label.setText(label.text() + " *")
+                    label.setToolTip(f"Overridden by the environment variable {ENV_PREFIX + name.upper()}")
+                form.addRow(label, field_box)
+            scroll.setWidget(page)
+            self.tabs.addTab(scroll, group)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        self.buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self.restore_defaults)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.buttons)
+
+    def _with_browse(self, name: str, editor: FieldEditor, page: QWidget) -> QHBoxLayout:
+        row = QHBoxLayout()
+        row.addWidget(editor.widget, 1)
+        if name.endswith("_path"):
+            browse = QPushButton("Browse…", page)
+            browse.clicked.connect(lambda: self._browse(editor))
+            row.addWidget(browse)
+        return row
+
+    def _browse(self, editor: FieldEditor) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, editor.info.title or editor.name, "", "GGUF models (*.gguf);;All files (*)")
+        if path:
+            editor.set_value(path)
+
+    def values(self) -> dict[str, Any]:
+        return {name: editor.value() for name, editor in self.editors.items()}
+
+    def _validate(self, *_args) -> Settings | None:
+        """Check the edited values against the schema; show each error under its field."""
+        for label in self.errors.values():
+            show_message(label, "")
+        bad: set[str] = set()
+        try:
+            settings = Settings.model_validate(self.values())
+        except ValidationError as exc:
+            for err in exc.errors():
+                name = str(err["loc"][0]) if err["loc"] else ""
+                if name in self.errors:
+                    show_message(self.errors[name], err["msg"], "error")
+                    bad.add(name)
+            show_message(self.summary, f"{exc.error_count()} setting(s) need fixing before they can be saved.", "error")
+            settings = None
+        self._mark_tabs(bad)
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(settings is not None)
+        if settings is None:
+            return None
+        return settings
+
+    def _mark_tabs(self, bad: set[str]) -> None:
+        """A tab holding an invalid field says so, since its error is out of sight on another tab."""
+        for index, (group, names) in enumerate(Settings.groups().items()):
+            self.tabs.setTabText(index, f"⚠ {group}" if bad.intersection(names) else group)
+
+    def restore_defaults(self) -> None:
+        defaults = Settings()
+        for name, editor in self.editors.items():
+            editor.set_value(getattr(defaults, name))
+
+    def accept(self) -> None:
+        settings = self._validate()
+        if settings is None:
+            return
+        self.result_settings = settings
+        super().accept()

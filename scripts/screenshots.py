@@ -1,0 +1,129 @@
+"""Drive the real app on a sample library and save screenshots (run by scripts/screenshots.sh under Xvfb).
+
+Imports the sample footage through the import dialog (shot mid-ingest), waits until it is indexed, asks
+a question, clicks the first evidence chip (shot of the main window with the answer), then opens the
+settings dialog and the model manager (one shot each). Shots grab the X screen, not the widgets:
+QWidget.grab() of a video widget is blank. Prints the longest event-loop stall it saw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+QUESTION = "What did the speaker ask people to do for their country?"
+INDEX_TIMEOUT_S = 600
+ANSWER_TIMEOUT_S = 300
+
+
+SHOTS: list[tuple[object, Path]] = []
+
+
+def grab(widget, path: Path) -> None:
+    """Take the screen area under `widget`'s window (the real pixels, video included). Saving waits
+    until the end, so that PNG encoding does not count as an event-loop stall of the app."""
+    from PySide6.QtGui import QGuiApplication
+
+    frame = widget.window().frameGeometry()
+    shot = QGuiApplication.primaryScreen().grabWindow(0, frame.x(), frame.y(), frame.width(), frame.height())
+    SHOTS.append((shot, path))
+
+
+def save_shots() -> None:
+    for shot, path in SHOTS:
+        shot.save(str(path))
+        print(f"saved {path} ({shot.width()}x{shot.height()})", flush=True)
+
+
+async def wait_for(condition, timeout_s: float, what: str, step_s: float = 0.2) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout_s:.0f} s waiting for {what}")
+        await asyncio.sleep(step_s)
+
+
+async def script(window, out: Path, samples: list[Path]) -> None:
+    from egodesk.gui.evidence import EvidenceChip, chip_name
+
+    await asyncio.sleep(1.0)
+    dialog = window.open_import_dialog()
+    dialog.move(window.x() + 260, window.y() + 140)
+    dialog.add_paths(samples)
+    dialog.start()
+    await wait_for(lambda: window.activity_model.stage_count() >= 3, 300, "ingest to get going")
+    await asyncio.sleep(0.5)
+    grab(dialog, out / "import-dialog.png")
+    await wait_for(lambda: window.import_task is None, INDEX_TIMEOUT_S, "indexing to finish", 1.0)
+    states = {f.title: f.state for f in window.library.footage()}
+    print(f"footage states: {states}", flush=True)
+    dialog.accept()
+
+    footage = window.library.footage()
+    window.view.open_footage(footage[-1].id)
+    await asyncio.sleep(1.0)
+    task = window.ask_panel.ask(QUESTION)
+    await wait_for(lambda: not task.running, ANSWER_TIMEOUT_S, "the answer", 0.5)
+    answer = window.ask_panel.answer
+    if answer is None:
+        print(f"no answer: {window.ask_panel.message.text()}", flush=True)
+    else:
+        print(f"answer: {answer.text!r} (abstained={answer.abstained}, {len(answer.evidence)} evidence)", flush=True)
+        chip = window.ask_panel.findChild(EvidenceChip, chip_name(0))
+        if chip is not None:
+            window.ask_panel.activate(0)
+    await asyncio.sleep(2.5)
+    grab(window, out / "main-window-answer.png")
+
+    settings = window.open_settings()
+    settings.move(window.x() + 300, window.y() + 120)
+    await asyncio.sleep(0.8)
+    grab(settings, out / "settings-dialog.png")
+    settings.reject()
+    models = window.open_models()
+    models.move(window.x() + 200, window.y() + 80)
+    await asyncio.sleep(0.8)
+    grab(models, out / "model-manager.png")
+    models.reject()
+
+
+def main(argv: list[str]) -> int:
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from egodesk.core.logging_setup import setup_logging
+    from egodesk.gui.app import apply_style
+    from egodesk.gui.main_window import MainWindow
+    from egodesk.gui.stall import StallMeter
+    from egodesk.pipeline.library import Library
+
+    out = Path(argv[0]).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    samples = [Path(p).resolve() for p in argv[1:]]
+    app = QApplication(["egodesk"])
+    apply_style(app)
+    library = Library()
+    setup_logging(library.paths)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    window = MainWindow(library)
+    window.setGeometry(20, 40, 1500, 920)
+    window.show()
+    meter = StallMeter().start()
+    status = 0
+    with loop:
+        try:
+            loop.run_until_complete(script(window, out, samples))
+        except Exception as exc:  # noqa: BLE001 - report and still leave the shots taken so far
+            print(f"screenshot script failed: {type(exc).__name__}: {exc}", flush=True)
+            status = 1
+        print(f"longest event-loop stall: {meter.stop()} ms over {meter.ticks} ticks", flush=True)
+        window.close()
+    save_shots()
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
