@@ -4,6 +4,7 @@ with the reason, and cancel / resume. One model, shown both in the Activity dock
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QStandardItem, QStandardItemModel
@@ -90,7 +91,7 @@ class ActivityModel(QStandardItemModel):
         parent = self._parent_row(PROBLEMS, PROBLEMS)
         for path, reason in problems:
             self.problems.append((path, reason))
-            items = [QStandardItem(path), QStandardItem(""), QStandardItem(""), QStandardItem(reason)]
+            items = [QStandardItem(Path(path).name or path), QStandardItem(""), QStandardItem(""), QStandardItem(reason)]
             for item in items:
                 item.setEditable(False)
                 item.setToolTip(f"{path}\n{reason}")
@@ -136,9 +137,10 @@ class ActivityView(QWidget):
         self.tree.setObjectName("activity-tree")
         self.tree.setModel(model)
         self.tree.setItemDelegateForColumn(1, ProgressDelegate(self.tree))
-        self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         self.tree.header().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
-        self.tree.setColumnWidth(1, 160)
+        self.tree.setColumnWidth(0, 260)
+        self.tree.setColumnWidth(1, 150)
+        self.tree.setColumnWidth(2, 60)
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
         model.rowsInserted.connect(lambda parent, *_: self.tree.expand(parent) if parent.isValid() else None)

@@ -70,6 +70,7 @@ class AskPanel(QWidget):
         self.answer_label = QLabel(self)
         self.answer_label.setObjectName("answer")
         self.answer_label.setWordWrap(True)
+        self.answer_label.setTextFormat(Qt.TextFormat.RichText)
         self.answer_label.setTextInteractionFlags(self.answer_label.textInteractionFlags() | self.message.textInteractionFlags())
         self.answer_label.hide()
         self.evidence_title = QLabel(self)

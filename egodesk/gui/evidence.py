@@ -3,6 +3,7 @@ retrieval inspector (per unit: strategy, view, ranks, scores; tokens and timings
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -45,12 +46,15 @@ class EvidenceChip(QFrame):
         else:
             thumb.setText(evidence.kind or "text")
             thumb.setProperty("placeholder", True)
+        source = html.escape(evidence.source or evidence.kind)
         header = QLabel(f"{'★ ' if cited else ''}<b>#{index + 1}</b> {fmt_moment(evidence.start)}"
-                        f" <span style='color:gray'>· {fmt_duration(duration)} · {evidence.source or evidence.kind}</span>", self)
+                        f" <span style='color:gray'>· {fmt_duration(duration)} · {source}</span>", self)
         header.setObjectName("chip-header")
+        header.setTextFormat(Qt.TextFormat.RichText)
         header.setWordWrap(True)
         snippet = QLabel(elide(evidence.text, 160), self)
         snippet.setObjectName("chip-snippet")
+        snippet.setTextFormat(Qt.TextFormat.PlainText)
         snippet.setWordWrap(True)
         layout = QGridLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)

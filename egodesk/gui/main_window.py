@@ -7,13 +7,14 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMessageBox, QWidget
 
 from egodesk import __version__
+from egodesk.core.settings import Settings
 from egodesk.core.types import Answer, Evidence, Progress
 from egodesk.gui import ops
 from egodesk.gui.activity import ActivityModel, ActivityView
@@ -30,6 +31,7 @@ from egodesk.gui.tasks import Task, TaskRunner
 from egodesk.gui.widgets import icon
 
 if TYPE_CHECKING:
+    from egodesk.pipeline.ingest import AddReport
     from egodesk.pipeline.library import Library
 
 log = logging.getLogger(__name__)
@@ -216,7 +218,7 @@ class MainWindow(QMainWindow):
             return self.import_task
         self.import_task = self.runner.run(
             ops.import_paths, self.root, [str(p) for p in usable], resume, label="Import",
-            on_progress=self._on_import_progress, on_success=self._import_done,
+            on_progress=self._on_import_progress, on_partial=self._import_added, on_success=self._import_done,
             on_failure=self._import_failed, on_cancel=self._import_cancelled,
         )
         self.import_task.finished.connect(self._import_finished)
@@ -242,10 +244,14 @@ class MainWindow(QMainWindow):
         if event.message in ("started", "done") or event.message.startswith("failed"):
             self.schedule_refresh()
 
-    def _import_done(self, report: Any) -> None:
-        """Per-file errors and skipped lines of text tracks ("file:line: reason") become problems."""
+    def _import_added(self, report: "AddReport") -> None:
+        """The files are registered: per-file errors and skipped lines of text tracks ("file:line:
+        reason") are problems to show now; the new footage appears in the library, waiting."""
         skipped = [tuple(note.split(": ", 1)) if ": " in note else (note, "skipped") for note in report.notes]
         self.activity_model.add_problems(list(report.errors) + skipped)
+        self.refresh_library()
+
+    def _import_done(self, _outcome: dict) -> None:
         self.refresh_library()
         failed = sum(1 for f in self.view.footage.values() if f.state == "failed")
         self.statusBar().showMessage(f"Import finished; {failed} footage failed to index (see Activity)." if failed
@@ -325,7 +331,7 @@ class MainWindow(QMainWindow):
         dialog.open()
         return dialog
 
-    def save_settings(self, settings: Any) -> None:
+    def save_settings(self, settings: Settings) -> None:
         try:
             self.library.save_settings(settings)
         except OSError as exc:

@@ -4,12 +4,15 @@ lines, tags, on-screen text, interaction records, atomic statements). Click a tr
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QScrollArea, QVBoxLayout, QWidget
 
 from egodesk.gui.formatting import fmt_clock, fmt_duration
+
+if TYPE_CHECKING:
+    from egodesk.pipeline.library import MemoryView
 
 
 class MemoryBrowser(QScrollArea):
@@ -27,24 +30,25 @@ class MemoryBrowser(QScrollArea):
         self.header.setWordWrap(True)
         self.layout_.addWidget(self.header)
         self.sections: dict[str, tuple[QLabel, QWidget]] = {}
-        self.caption = self._add("Caption", self._label(body))
+        self.caption = self._add("Caption", self._label(body, Qt.TextFormat.PlainText))
         self.transcript = QListWidget(body)
         self.transcript.setObjectName("memory-transcript")
         self.transcript.setWordWrap(True)
         self.transcript.setMinimumHeight(60)
         self.transcript.itemClicked.connect(self._line_clicked)
         self._add("Transcript", self.transcript)
-        self.tags = self._add("Tags", self._label(body))
-        self.ocr = self._add("On-screen text", self._label(body))
-        self.records = self._add("Interaction records", self._label(body))
-        self.statements = self._add("Atomic statements", self._label(body))
+        self.tags = self._add("Tags", self._label(body, Qt.TextFormat.PlainText))
+        self.ocr = self._add("On-screen text", self._label(body, Qt.TextFormat.PlainText))
+        self.records = self._add("Interaction records", self._label(body, Qt.TextFormat.RichText))
+        self.statements = self._add("Atomic statements", self._label(body, Qt.TextFormat.RichText))
         self.layout_.addStretch(1)
         self.setWidget(body)
         self.key: tuple | None = None
         self.show_memory(None)
 
-    def _label(self, parent: QWidget) -> QLabel:
+    def _label(self, parent: QWidget, text_format: Qt.TextFormat) -> QLabel:
         label = QLabel(parent)
+        label.setTextFormat(text_format)
         label.setWordWrap(True)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         return label
@@ -61,7 +65,7 @@ class MemoryBrowser(QScrollArea):
         for widget in self.sections[title]:
             widget.setVisible(visible)
 
-    def show_memory(self, memory: Any, key: tuple | None = None) -> None:
+    def show_memory(self, memory: "MemoryView | None", key: tuple | None = None) -> None:
         """Show a `MemoryView` (None: nothing under the playhead). `key` names the clip shown, so the
         window can skip re-querying while the playhead stays inside it."""
         self.key = key
@@ -70,7 +74,7 @@ class MemoryBrowser(QScrollArea):
                 self._show_section(title, False)
             return
         self.header.setText(f"<b>{fmt_clock(memory.start)}–{fmt_clock(memory.end)}</b> ({fmt_duration(memory.end - memory.start)})")
-        self.caption.setText(html.escape(memory.caption))
+        self.caption.setText(memory.caption)
         self._show_section("Caption", bool(memory.caption))
         self.transcript.clear()
         for line_start, _line_end, speaker, text in memory.transcript:
@@ -81,7 +85,7 @@ class MemoryBrowser(QScrollArea):
         self._show_section("Transcript", self.transcript.count() > 0)
         self.tags.setText(", ".join(f"{label} ({score:.2f})" for label, score in memory.tags))
         self._show_section("Tags", bool(memory.tags))
-        self.ocr.setText(html.escape(memory.ocr))
+        self.ocr.setText(memory.ocr)
         self._show_section("On-screen text", bool(memory.ocr))
         for title, label, items in (("Interaction records", self.records, memory.records),
                                     ("Atomic statements", self.statements, memory.statements)):

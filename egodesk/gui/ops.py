@@ -36,12 +36,15 @@ def _kept_library(root: str):
     return _OPEN[root][1]
 
 
-def import_paths(ctx: WorkerContext, root: str, paths: list[str], resume: bool = False):
-    """Import files/folders and index them; `resume` first puts cancelled and failed stages back in line."""
+def import_paths(ctx: WorkerContext, root: str, paths: list[str], resume: bool = False) -> dict[str, int]:
+    """Register files and folders, then index everything unfinished (what `Library.import_paths` does,
+    in two steps so that per-file errors reach the window at once, not after hours of indexing).
+    `resume` first puts cancelled and failed stages back in line. Returns the stage outcome counts."""
     library = _library(root)
     if resume:
         library.resume()
-    return library.import_paths([Path(p) for p in paths], ctx.progress, ctx.should_stop)
+    ctx.partial(library.add([Path(p) for p in paths]))
+    return library.process(ctx.progress, ctx.should_stop)
 
 
 def ask(ctx: WorkerContext, root: str, question: str, options: list[str] | None, strategy: str | None, k: int | None):

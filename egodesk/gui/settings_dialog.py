@@ -97,6 +97,7 @@ class SettingsDialog(QDialog):
         self.result_settings: Settings | None = None
         self.editors: dict[str, FieldEditor] = {}
         self.errors: dict[str, QLabel] = {}
+        self._built = False  # no validating while the editors are filled in
         self.summary = message_label("settings-summary", self)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
                                         | QDialogButtonBox.StandardButton.RestoreDefaults, self)
@@ -133,6 +134,8 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.tabs, 1)
         layout.addWidget(self.summary)
         layout.addWidget(self.buttons)
+        self._built = True
+        self._validate()
 
     def _with_browse(self, name: str, editor: FieldEditor, page: QWidget) -> QHBoxLayout:
         row = QHBoxLayout()
@@ -153,6 +156,8 @@ class SettingsDialog(QDialog):
 
     def _validate(self, *_args) -> Settings | None:
         """Check the edited values against the schema; show each error under its field."""
+        if not self._built:
+            return None
         for label in self.errors.values():
             show_message(label, "")
         bad: set[str] = set()

@@ -94,6 +94,7 @@ class Task(QObject):
     """One op in a worker process. Emits exactly one of succeeded/failed/cancelled, then finished."""
 
     progressed = Signal(object)  # Progress
+    partial = Signal(object)  # a result sent before the end (WorkerContext.partial)
     succeeded = Signal(object)  # the op's return value
     failed = Signal(str)  # a message for a person
     cancelled = Signal(str)
@@ -157,6 +158,8 @@ class Task(QObject):
         kind = message[0]
         if kind == "progress":
             self.progressed.emit(message[1])
+        elif kind == "partial":
+            self.partial.emit(message[1])
         elif kind == "log":
             record = message[1]
             logging.getLogger(record.name).handle(record)
@@ -209,6 +212,7 @@ class TaskRunner(QObject):
         on_failure: Callable[[str], None] | None = None,
         on_progress: Callable[[Progress], None] | None = None,
         on_cancel: Callable[[str], None] | None = None,
+        on_partial: Callable[[Any], None] | None = None,
         warm: bool = False,
         **kwargs: Any,
     ) -> Task:
@@ -222,6 +226,8 @@ class TaskRunner(QObject):
             task.failed.connect(on_failure)
         if on_cancel:
             task.cancelled.connect(on_cancel)
+        if on_partial:
+            task.partial.connect(on_partial)
         task.finished.connect(lambda: self._finished(task))
         self.tasks.append(task)
         task.start()

@@ -1,7 +1,8 @@
 """The worker-process side of the task runner. Imports no Qt: it runs in a spawned child process.
 
 A child runs one op, `op(ctx, *args, **kwargs)` (or, when long-lived, one op after another), and
-streams tagged messages back over a multiprocessing queue: ("progress", Progress), ("log", LogRecord), then exactly one of
+streams tagged messages back over a multiprocessing queue: ("progress", Progress), ("partial", value),
+("log", LogRecord), then exactly one of
 ("result", pickled bytes), ("error", message, traceback text) or ("cancelled", message). The result is
 pickled here, inside the try, so an unpicklable result becomes a reported error rather than a silent
 loss in the queue's feeder thread.
@@ -40,6 +41,10 @@ class WorkerContext:
 
     def should_stop(self) -> bool:
         return self._stop.is_set()
+
+    def partial(self, value: Any) -> None:
+        """A result the window can use before the op ends (an import's per-file errors)."""
+        self._queue.put(("partial", value))
 
 
 class _QueueLogHandler(logging.handlers.QueueHandler):

@@ -180,5 +180,7 @@ def make_llm(settings, user_models: Path | None = None, role: str | None = None,
 
     if settings.llm_backend == "server":
         return ServerLLM(settings.server_url, settings.server_model, settings.server_timeout_s)
+    if settings.llm_model_path and role is None:  # a GGUF the user added replaces the manifest's
+        return LocalLLM(Path(settings.llm_model_path), threads=settings.threads, n_ctx=n_ctx)
     role = role or settings.llm_model
     return LocalLLM(locate_file(role, user_models), threads=settings.threads, n_ctx=n_ctx, model_id=role)

@@ -58,3 +58,8 @@ def keep(ctx, key: str, value: object) -> int:
 
 def recall(ctx, key: str) -> tuple[int, object]:
     return os.getpid(), _KEPT.get(key)
+
+
+def halfway(ctx, value: str) -> str:
+    ctx.partial(value)
+    return value + " and done"

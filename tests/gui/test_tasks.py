@@ -30,6 +30,15 @@ def outcome(task) -> dict:
     return seen
 
 
+def test_a_partial_result_arrives_before_the_end(qtbot, runner):
+    task = runner.run(task_ops.halfway, "registered", label="halfway")
+    order = []
+    task.partial.connect(lambda v: order.append(("partial", v)))
+    task.succeeded.connect(lambda v: order.append(("result", v)))
+    finish(qtbot, task)
+    assert order == [("partial", "registered"), ("result", "registered and done")]
+
+
 def test_result_and_progress_come_back_in_order(qtbot, runner):
     task = runner.run(task_ops.count, 4, label="count")
     seen = outcome(task)

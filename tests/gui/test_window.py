@@ -180,3 +180,28 @@ def test_forgetting_a_footage_removes_it_from_the_window(qtbot, window):
     assert window.view.footage == {} and window.view.current is None
     assert window.library.footage() == []
     assert window.library_panel.tree.topLevelItem(0).text(0).startswith("Nothing here yet")
+
+
+def test_a_folder_with_broken_files_reports_each_with_its_reason(qtbot, library, tmp_path):
+    from egodesk.gui.main_window import MainWindow
+
+    window = MainWindow(Library(library))
+    qtbot.addWidget(window)
+    folder = tmp_path / "day"
+    folder.mkdir()
+    (folder / "broken.mp4").write_bytes(b"not a video at all")
+    (folder / "notes.jsonl").write_text(
+        '{"id": "1", "source": "kitchen", "start": "2025-03-14T09:30:00", "end": "2025-03-14T09:30:10", '
+        '"kind": "narration", "text": "I take the kettle."}\n{broken line\n', encoding="utf-8")
+    task = window.import_paths([folder])
+    problems = {}
+    task.partial.connect(lambda _r: problems.update(window.activity_model.problems))
+    with qtbot.waitSignal(task.finished, timeout=120_000):
+        pass
+    assert task.state == "done", task.error
+    paths = [p for p, _ in window.activity_model.problems]
+    assert str(folder / "broken.mp4") in paths and problems  # reported when registered, before indexing
+    assert any(p.endswith("notes.jsonl:2") for p in paths), window.activity_model.problems  # the bad line, by number
+    assert "kitchen" in {f.title for f in window.library.footage()}  # the good line was imported
+    assert window.runner.tasks == []
+    window.close()
