@@ -62,9 +62,14 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+WORKER_NICENESS = 10
+
+
 def _setup(queue: Any) -> None:
     if hasattr(os, "setpgrp"):
         os.setpgrp()  # its own process group: ending the task also ends any process the op started
+    if hasattr(os, "nice"):
+        os.nice(WORKER_NICENESS)  # model work yields the cores to the window first: it must stay responsive
     root = logging.getLogger()
     root.handlers[:] = [_QueueLogHandler(queue)]
     root.setLevel(logging.INFO)
