@@ -20,6 +20,12 @@ JFK_AUDIO = MEDIA / "whisper_jfk.flac"
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_API", "pyside6")
+# The whole suite uses the tiny real LLM; tests that measure quality ask for llm-quality explicitly.
+os.environ.setdefault("EGODESK_LLM_MODEL", "llm-test")
+# Ingest tests stop after the parent-child and visual memory; the LLM-built memories have their own
+# tests (tests/memory) and one end-to-end pipeline test that switches them back on.
+os.environ.setdefault("EGODESK_MEMORY_RECORDS", "false")
+os.environ.setdefault("EGODESK_MEMORY_ATOMIC", "false")
 
 
 def ffmpeg(*args: str) -> None:

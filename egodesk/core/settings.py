@@ -53,6 +53,9 @@ class Settings(BaseModel):
     wearer_name: str = _field("I", "Wearer's name", "Memory", "Prepended to interaction records (Imprint).", min_length=1, max_length=80)
     subchunk_max_chars: int = _field(240, "Subchunk length cap (chars)", "Memory", ge=40, le=4000)
 
+    memory_records: bool = _field(True, "Build interaction records", "Memory", "LLM-extracted person-action-object records (Imprint); the slow part of indexing on a CPU.")
+    memory_atomic: bool = _field(True, "Build atomic statements", "Memory", "LLM-written self-contained statements in four views (EgoCITE).")
+
     # Memory (Imprint): interaction records and their online compression; the paper's values
     records_batch_size: int = _field(12, "Records: entries per LLM call", "Memory (Imprint)", "Captions the LLM turns into interaction records in one call (batching amortises the prompt).", ge=1, le=64)
     imprint_history_k: int = _field(5, "History length k", "Memory (Imprint)", "Previous records that contextualise a record's embedding.", ge=0, le=50)

@@ -45,6 +45,12 @@ class Engines:
         return make_embedder(threads=self.settings.threads, user_models=self.paths.user_models)
 
     @cached_property
+    def llm(self):
+        from egodesk.perception.llm import make_llm
+
+        return make_llm(self.settings, self.paths.user_models)
+
+    @cached_property
     def index_manager(self):
         from egodesk.memory.indices import IndexManager
 

@@ -16,7 +16,7 @@ from egodesk.core.faults import fault_point
 from egodesk.memory.store import Footage, Job, Store
 
 VIDEO_STAGES = ("probe", "audio", "asr", "keyframes", "ocr", "captions")
-MEMORY_STAGES = ("memory-parent", "memory-visual")
+MEMORY_STAGES = ("memory-parent", "memory-visual", "memory-records", "memory-atomic")
 RESUMABLE = ("pending", "running", "cancelled", "failed")
 
 

@@ -1,11 +1,13 @@
 """Memory-building stages, run by the same durable loop as ingest once a footage's captions and
-transcripts exist: parent-child text memory and visual memory. Each builder replaces what it built
-before for the footage, in one transaction with its job's done mark."""
+transcripts exist: parent-child text memory and visual memory first (the footage is searchable from
+then on), then the LLM-built memories (interaction records, atomic statements), which are the slow
+part on a CPU. Every builder is idempotent and the LLM ones resume after their last committed batch,
+so a stage killed part-way and run again ends with the same rows."""
 
 from __future__ import annotations
 
 from egodesk.pipeline.jobs import finish
-from egodesk.pipeline.stages import StageContext
+from egodesk.pipeline.stages import Cancelled, StageContext
 
 
 def run_parent_child(ctx: StageContext) -> None:
@@ -24,10 +26,43 @@ def run_visual(ctx: StageContext) -> None:
         finish(session, ctx.footage_id, "memory-visual", _count(report))
 
 
+def run_records(ctx: StageContext) -> None:
+    from egodesk.memory.records import build_records
+
+    settings = ctx.engines.settings
+    report = {}
+    if settings.memory_records:
+        report = build_records(ctx.store, ctx.engines.index_manager, ctx.engines.embedder, ctx.engines.llm, ctx.footage_id,
+                               settings, progress=ctx.progress, should_stop=ctx.should_stop)
+    _stop_if_asked(ctx, "memory-records")
+    with ctx.store.session() as session:
+        finish(session, ctx.footage_id, "memory-records", _count(report))
+
+
+def run_atomic(ctx: StageContext) -> None:
+    from egodesk.memory.atomic import build_atomic
+
+    settings = ctx.engines.settings
+    report = {}
+    if settings.memory_atomic:
+        report = build_atomic(ctx.store, ctx.engines.index_manager, ctx.engines.embedder, ctx.engines.llm, ctx.footage_id,
+                              settings, progress=ctx.progress, should_stop=ctx.should_stop)
+    _stop_if_asked(ctx, "memory-atomic")
+    with ctx.store.session() as session:
+        finish(session, ctx.footage_id, "memory-atomic", _count(report))
+
+
+def _stop_if_asked(ctx: StageContext, stage: str) -> None:
+    """The LLM builders return early when asked to stop; the stage must then stay unfinished."""
+    if ctx.should_stop():
+        raise Cancelled(stage)
+
+
 def _count(report) -> int:
     if isinstance(report, dict):
-        return int(sum(v for v in report.values() if isinstance(v, (int, float))))
+        return int(sum(v for v in report.values() if isinstance(v, int)))
     return int(getattr(report, "units", 0) or 0)
 
 
-MEMORY_STAGE_FUNCTIONS = {"memory-parent": run_parent_child, "memory-visual": run_visual}
+MEMORY_STAGE_FUNCTIONS = {"memory-parent": run_parent_child, "memory-visual": run_visual,
+                          "memory-records": run_records, "memory-atomic": run_atomic}

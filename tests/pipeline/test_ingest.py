@@ -87,3 +87,18 @@ def test_bad_files_get_clear_errors_and_leave_the_library_intact(ingested, tmp_p
     silent = next(f for f in library.footage() if f.id == report.added[0])
     assert silent.state == "indexed" and not silent.has_audio
     assert all(c.transcript == [] for c in library.clips(silent.id))
+
+
+@pytest.mark.slow
+def test_llm_memory_stages_run_after_ingest(tmp_path, composite_clip, monkeypatch):
+    """With records and atomic statements switched on (the app's default), ingest ends with them."""
+    monkeypatch.setenv("EGODESK_MEMORY_RECORDS", "true")
+    monkeypatch.setenv("EGODESK_MEMORY_ATOMIC", "true")
+    library = Library(tmp_path / "lib")
+    library.add([composite_clip])
+    assert library.process()["failed"] == 0, library.job_rows()
+    states = {r["stage"]: r["state"] for r in library.job_rows()}
+    assert states["memory-records"] == "done" and states["memory-atomic"] == "done"
+    kinds = {row["kind"] for row in library.memory_stats()}
+    assert {"caption", "subchunk", "transcript"} <= kinds
+    library.close()
