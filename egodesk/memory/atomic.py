@@ -61,10 +61,10 @@ class Statement:
 
 def atomic_schema(n_clips: int) -> dict:
     ids = list(range(1, n_clips + 1))
-    item = {"type": "object", "properties": {"view": {"enum": list(VIEWS)},
-                                             "ids": {"type": "array", "items": {"enum": ids}, "minItems": 1, "maxItems": n_clips},
-                                             "text": {"type": "string", "maxLength": MAX_CHARS}},
-            "required": ["view", "ids", "text"]}
+    # the clips are cited after the statement is written: asked first, a model tends to cite them all
+    item = {"type": "object", "properties": {"view": {"enum": list(VIEWS)}, "text": {"type": "string", "maxLength": MAX_CHARS},
+                                             "ids": {"type": "array", "items": {"enum": ids}, "minItems": 1, "maxItems": n_clips}},
+            "required": ["view", "text", "ids"]}
     return {"type": "object", "properties": {"statements": {"type": "array", "items": item, "maxItems": STATEMENTS_PER_CLIP * n_clips}},
             "required": ["statements"]}
 

@@ -119,31 +119,45 @@ class Prototypes:
         return len(self) - 1, True, sim, 0.0
 
 
-@dataclass
 class Entries:
-    """The compressed memory M: per entry the running sums of its members' e and e~, and member count."""
+    """The compressed memory M: per entry the running sums of its members' e and e~ (their directions
+    are the centroids consolidation compares against) and its member count. Rows live in buffers that
+    grow by doubling, with the centroids cached, so a step costs one pass over M and no copying."""
 
-    dim: int
-    event_sums: np.ndarray | None = None
-    context_sums: np.ndarray | None = None
-    counts: list[int] = field(default_factory=list)
-
-    def __post_init__(self):
-        if self.event_sums is None:
-            self.event_sums = np.zeros((0, self.dim))
-        if self.context_sums is None:
-            self.context_sums = np.zeros((0, self.dim))
+    def __init__(self, dim: int, event_sums: np.ndarray | None = None, context_sums: np.ndarray | None = None,
+                 counts: list[int] | None = None):
+        self.dim = dim
+        self.counts = list(counts or [])
+        n = len(self.counts)
+        self._sums = np.zeros((2, max(16, 2 * n), dim))  # [event, context] x rows x dim
+        self._centroids = np.zeros_like(self._sums)
+        if n:
+            self._sums[0, :n], self._sums[1, :n] = event_sums, context_sums
+        for row in range(n):
+            self._refresh(row)
 
     def __len__(self) -> int:
         return len(self.counts)
 
+    @property
+    def event_sums(self) -> np.ndarray:
+        return self._sums[0, :len(self)]
+
+    @property
+    def context_sums(self) -> np.ndarray:
+        return self._sums[1, :len(self)]
+
+    def _refresh(self, row: int) -> None:
+        self._centroids[:, row] = normalise(self._sums[:, row])
+
     def match(self, e: np.ndarray, context: np.ndarray, delta_m: float) -> tuple[int, float, float]:
         """(entry, action-object similarity, context similarity) of the best entry meeting both
         thresholds, or (-1, best similarities seen) when none does."""
-        if not len(self):
+        n = len(self)
+        if not n:
             return -1, -1.0, -1.0
-        sim_e = normalise(self.event_sums) @ e
-        sim_c = normalise(self.context_sums) @ context
+        sim_e = self._centroids[0, :n] @ e
+        sim_c = self._centroids[1, :n] @ context
         both = (sim_e >= delta_m) & (sim_c >= delta_m)
         if not both.any():
             return -1, float(sim_e.max()), float(sim_c.max())
@@ -151,13 +165,16 @@ class Entries:
         return best, float(sim_e[best]), float(sim_c[best])
 
     def add(self, index: int, e: np.ndarray, context: np.ndarray) -> int:
+        """Add a member to entry `index`, or found a new entry when index < 0; returns the entry."""
         if index < 0:
-            self.event_sums = np.vstack([self.event_sums, e[None, :]])
-            self.context_sums = np.vstack([self.context_sums, context[None, :]])
-            self.counts.append(1)
-            return len(self) - 1
-        self.event_sums[index] += e
-        self.context_sums[index] += context
+            index = len(self)
+            if index == self._sums.shape[1]:
+                self._sums = np.concatenate([self._sums, np.zeros_like(self._sums)], axis=1)
+                self._centroids = np.concatenate([self._centroids, np.zeros_like(self._centroids)], axis=1)
+            self.counts.append(0)
+        self._sums[0, index] += e
+        self._sums[1, index] += context
+        self._refresh(index)
         self.counts[index] += 1
         return index
 

@@ -81,7 +81,7 @@ def record_schema(n_clips: int) -> dict:
     item = {"type": "object", "properties": {"id": {"enum": list(range(1, n_clips + 1))}, "persons": short_list,
                                              "action": text["action"], "object": text["object"], "tool": text["tool"],
                                              "location": text["location"], "speech": text["speech"], "attributes": short_list},
-            "required": ["id", "persons", "action", "object"]}
+            "required": ["id", "action", "object"]}  # persons left out = the wearer alone (saves output tokens)
     return {"type": "object", "properties": {"records": {"type": "array", "items": item, "maxItems": RECORDS_PER_CLIP * n_clips}},
             "required": ["records"]}
 

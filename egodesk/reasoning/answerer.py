@@ -22,7 +22,6 @@ from egodesk.perception.llm import LLMError, chat_json
 LETTERS = "ABCDEFGHIJ"
 NOT_FOUND = "NOT_FOUND"
 EVIDENCE_CHARS = 320  # one unit's text at most; captions are short, transcripts can run long
-REASONING_CHARS = 300
 MAX_TOKENS = 200
 
 SYSTEM = (
@@ -89,9 +88,11 @@ def answer_schema(ids: list[str], options: list[str] | None) -> dict:
     """evidence -> reasoning -> answer, in that order; ids and letters as enums."""
     cite = {"type": "array", "items": {"type": "string", "enum": ids}, "maxItems": min(4, len(ids))} if ids else \
         {"type": "array", "maxItems": 0}
-    answer = {"type": "string", "enum": list(LETTERS[: len(options)])} if options else {"type": "string", "maxLength": 120}
+    # No maxLength on the strings: a bounded repetition in a llama.cpp grammar costs far more sampling
+    # time than it saves; max_tokens bounds the reply instead.
+    answer = {"type": "string", "enum": list(LETTERS[: len(options)])} if options else {"type": "string"}
     return {"type": "object",
-            "properties": {"evidence": cite, "reasoning": {"type": "string", "maxLength": REASONING_CHARS}, "answer": answer},
+            "properties": {"evidence": cite, "reasoning": {"type": "string"}, "answer": answer},
             "required": ["evidence", "reasoning", "answer"]}
 
 

@@ -312,7 +312,7 @@ def _within_day(f: _Finder, day: datetime, label: str, explicit_day: bool) -> Ti
 
 def _people(question: str) -> list[str]:
     names = []
-    for i, match in enumerate(re.finditer(r"\b([A-Z][a-z]+(?:[A-Z][a-z]+)?)(?:'s)?\b", question)):
+    for match in re.finditer(r"\b([A-Z][a-z]+(?:[A-Z][a-z]+)?)(?:'s)?\b", question):
         word = match.group(1)
         if word.lower() in NOT_NAMES or (match.start() == 0 and word.lower() in STOPWORDS | QUESTION_WORDS):
             continue

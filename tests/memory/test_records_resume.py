@@ -10,32 +10,31 @@ import sys
 import pytest
 from sqlalchemy import select
 
+from egodesk.core.settings import Settings
+from egodesk.memory.indices import IndexManager
 from egodesk.memory.record_tables import BuildProgress, EventPrototype, MemoryEntryState
+from egodesk.memory.records import build_records
 from egodesk.memory.store import Store, Unit, Vector
+from egodesk.perception.embedder import make_embedder
+from egodesk.perception.llm import make_llm
 from egodesk.pipeline.textimport import import_memory_jsonl
+
+from tests.conftest import REPO
 
 pytestmark = pytest.mark.faults
 
 NARRATIONS = ["I take plate.", "I put down plate.", "I open fridge.", "I take milk."]
 BATCH = 2
 
-CHILD = """
-import sys
-from pathlib import Path
-from egodesk.core.settings import Settings
-from egodesk.memory.indices import IndexManager
-from egodesk.memory.records import build_records
-from egodesk.memory.store import Store
-from egodesk.perception.embedder import make_embedder
-from egodesk.perception.llm import make_llm
 
-root = Path(sys.argv[1])
-settings = Settings(llm_model="llm-test", threads=1, records_batch_size=int(sys.argv[2]))
-store = Store(root / "library.sqlite")
-report = build_records(store, IndexManager(store, root / "indices"), make_embedder(), make_llm(settings, n_ctx=2048), 1, settings,
-                       progress=lambda p: print("BATCH", p.done, flush=True))
-print("DONE", report["clips_done"], flush=True)
-"""
+def build(root, batch: int = BATCH) -> None:
+    """The build under test; the child process runs exactly this (printing one line per batch)."""
+    settings = Settings(llm_model="llm-test", threads=1, records_batch_size=batch)
+    store = Store(root / "library.sqlite")
+    report = build_records(store, IndexManager(store, root / "indices"), make_embedder(), make_llm(settings, n_ctx=2048), 1, settings,
+                           progress=lambda p: print("BATCH", p.done, flush=True))
+    store.close()
+    print("DONE", report["clips_done"], flush=True)
 
 
 def make_library(root, memory_jsonl):
@@ -47,7 +46,8 @@ def make_library(root, memory_jsonl):
 
 
 def child(root) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", CHILD, str(root), str(BATCH)], stdout=subprocess.PIPE, text=True,
+    code = f"from pathlib import Path; from tests.memory.test_records_resume import build; build(Path({str(root)!r}))"
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=REPO,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
 
 
@@ -72,9 +72,7 @@ def test_sigkill_mid_extraction_then_resume_equals_uninterrupted(tmp_path):
                                           "end": f"2020-01-01T09:00:{2 * i + 1:02d}", "kind": "narration", "text": t}) + "\n"
                               for i, t in enumerate(NARRATIONS)))
     reference = make_library(tmp_path / "ref", memory)
-    uninterrupted = child(reference)
-    uninterrupted.communicate(timeout=600)
-    assert uninterrupted.returncode == 0
+    build(reference)  # uninterrupted, in this process
 
     killed = make_library(tmp_path / "killed", memory)
     proc = child(killed)

@@ -118,7 +118,7 @@ def test_neighbours_follow_time_order_within_each_footage(memory):
     catalog = memory.catalog()
     links = neighbours(catalog, ("caption", "transcript"))
     first = next(r for r in np.flatnonzero((catalog.kind == "caption") & (catalog.start == ts(DAY1))) if catalog.text[r] == "I take paper.")
-    after = [catalog.text[r] for r, d in links.around(first, 2) if catalog.start[r] > catalog.start[first]]
+    after = [catalog.text[r] for r, _ in links.around(first, 2) if catalog.start[r] > catalog.start[first]]
     assert after == ["I fold paper.", "I take plate."]
     assert all(catalog.footage[r] == catalog.footage[first] for r, _ in links.around(first, 2))
 
@@ -194,7 +194,7 @@ def test_memory_is_fresh_after_new_units(memory, built):
 
 
 def test_carve_reaches_keyframes_through_their_tags(memory, built):
-    store, indices = built
+    store, _ = built
     with store.session() as s:
         from egodesk.memory.store import Footage
         fid = s.query(Footage.id).filter(Footage.title == "kitchen-2").scalar()
