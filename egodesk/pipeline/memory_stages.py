@@ -59,8 +59,9 @@ def _stop_if_asked(ctx: StageContext, stage: str) -> None:
 
 
 def _count(report) -> int:
+    """Units a builder wrote: builders report `units`; the LLM builders `records` or `statements`."""
     if isinstance(report, dict):
-        return int(sum(v for v in report.values() if isinstance(v, int)))
+        return int(report.get("records", report.get("statements", 0)) or 0)
     return int(getattr(report, "units", 0) or 0)
 
 
