@@ -1,7 +1,7 @@
 """The ingest worker process: `python -m egodesk.pipeline.worker --library DIR`.
 
 Runs `ingest.process` until no unfinished stage is left, printing progress as JSON lines on stdout.
-One worker per library: it holds an exclusive lock on `worker.pid` (the pid inside is what `cancel`
+SIGTERM keeps its default action (end at once, even inside a model call). One worker per library: it holds an exclusive lock on `worker.pid` (the pid inside is what `cancel`
 ends). Ending this process at any moment is safe: every stage commits whole, and the next worker puts
 jobs left "running" back to "pending".
 """
@@ -88,19 +88,28 @@ def stop_process(pid: int, grace_s: float = CANCEL_GRACE_S) -> bool:
         return False
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if _reap(pid) or not process_alive(pid):
             return True
-        if _reap(pid):
-            return True
-        time.sleep(0.05)
+        time.sleep(0.02)
     try:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
     _reap(pid, block=True)
     return True
+
+
+def process_alive(pid: int) -> bool:
+    """Running, as opposed to gone or a zombie waiting for a parent that is not us to reap it."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
 
 
 def _reap(pid: int, block: bool = False) -> bool:
@@ -131,7 +140,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     paths = LibraryPaths.at(args.library).ensure()
     setup_logging(paths)
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(143))  # committed work is safe; leave at once
     with worker_lock(paths) as mine:
         if not mine:
             print(json.dumps({"stage": "worker", "done": 0, "total": 0, "message": "another worker is running"}), flush=True)
