@@ -29,27 +29,24 @@ def run_visual(ctx: StageContext) -> None:
 def run_records(ctx: StageContext) -> None:
     from egodesk.memory.records import build_records
 
-    settings = ctx.engines.settings
-    report = {}
-    if settings.memory_records:
-        report = build_records(ctx.store, ctx.engines.index_manager, ctx.engines.embedder, ctx.engines.llm, ctx.footage_id,
-                               settings, progress=ctx.progress, should_stop=ctx.should_stop)
-    _stop_if_asked(ctx, "memory-records")
-    with ctx.store.session() as session:
-        finish(session, ctx.footage_id, "memory-records", _count(report))
+    _run_llm_builder(ctx, "memory-records", ctx.engines.settings.memory_records, build_records)
 
 
 def run_atomic(ctx: StageContext) -> None:
     from egodesk.memory.atomic import build_atomic
 
-    settings = ctx.engines.settings
+    _run_llm_builder(ctx, "memory-atomic", ctx.engines.settings.memory_atomic, build_atomic)
+
+
+def _run_llm_builder(ctx: StageContext, stage: str, enabled: bool, builder) -> None:
+    """Run an LLM memory builder (switched off in settings: the stage completes with nothing built)."""
     report = {}
-    if settings.memory_atomic:
-        report = build_atomic(ctx.store, ctx.engines.index_manager, ctx.engines.embedder, ctx.engines.llm, ctx.footage_id,
-                              settings, progress=ctx.progress, should_stop=ctx.should_stop)
-    _stop_if_asked(ctx, "memory-atomic")
+    if enabled:
+        report = builder(ctx.store, ctx.engines.index_manager, ctx.engines.embedder, ctx.engines.llm, ctx.footage_id,
+                         ctx.engines.settings, progress=ctx.progress, should_stop=ctx.should_stop)
+    _stop_if_asked(ctx, stage)
     with ctx.store.session() as session:
-        finish(session, ctx.footage_id, "memory-atomic", _count(report))
+        finish(session, ctx.footage_id, stage, _count(report))
 
 
 def _stop_if_asked(ctx: StageContext, stage: str) -> None:
