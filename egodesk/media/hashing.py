@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
+from pathlib import Path
 
-BLOCK_BYTES = 1 << 20  # 1 MiB: large reads for speed, flat memory for files of any size
+from egodesk.core.manifest import sha256_of
 
 
 def content_hash(path: str | os.PathLike) -> str:
     """sha256 of the whole file as hex, read in blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(BLOCK_BYTES):
-            digest.update(block)
-    return digest.hexdigest()
+    return sha256_of(Path(path))

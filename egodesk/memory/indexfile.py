@@ -9,7 +9,6 @@ file fails the sha256 first: hnswlib can crash on one).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -17,6 +16,8 @@ from pathlib import Path
 
 import hnswlib
 import numpy as np
+
+from egodesk.core.manifest import sha256_of
 
 METRIC = "cosine"
 M = 16
@@ -54,7 +55,7 @@ def verify(path: Path, header_path: Path, manifest: Manifest, ids: np.ndarray, s
         header = json.loads(header_path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         return fail(f"header unreadable ({type(exc).__name__})")
-    if sha256(path) != manifest.sha256:
+    if sha256_of(path) != manifest.sha256:
         return fail("checksum mismatch (corrupt or truncated file)")
     if header.get("model_id") != manifest.model_id:
         return fail(f"model id mismatch (manifest {manifest.model_id!r}, file {header.get('model_id')!r})")
@@ -86,7 +87,7 @@ def write(index: hnswlib.Index | None, path: Path, header_path: Path, header: di
         tmp = path.with_name(path.name + ".tmp")
         index.save_index(str(tmp))
         _fsync(tmp)
-        sha = sha256(tmp)
+        sha = sha256_of(tmp)
         os.replace(tmp, path)
     else:
         path.unlink(missing_ok=True)
@@ -95,14 +96,6 @@ def write(index: hnswlib.Index | None, path: Path, header_path: Path, header: di
     _fsync(tmp_header)
     os.replace(tmp_header, header_path)
     return sha
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _fsync(path: Path) -> None:

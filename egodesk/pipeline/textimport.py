@@ -19,6 +19,7 @@ from pathlib import Path
 
 from sqlalchemy import select
 
+from egodesk.core.manifest import sha256_of
 from egodesk.core.timeutil import parse_iso
 from egodesk.core.types import FootageKind
 from egodesk.memory.store import Caption, Clip, Footage, Job, Store, TranscriptSegment
@@ -49,14 +50,6 @@ class TextImportResult:
 
 class TextTrackError(ValueError):
     pass
-
-
-def _file_hash(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def read_memory_jsonl(path: Path, problems: list[str]) -> dict[str, list[Entry]]:
@@ -152,7 +145,7 @@ def import_memory_jsonl(store: Store, path: Path) -> TextImportResult:
     per_source = read_memory_jsonl(path, result.problems)
     if not per_source:
         raise TextTrackError(f"{path}: no valid entries ({len(result.problems)} problems)")
-    file_hash = _file_hash(path)
+    file_hash = sha256_of(path)
     with store.session() as session:
         for source, entries in per_source.items():
             content_hash = hashlib.sha256(f"{file_hash}:{source}".encode()).hexdigest()
@@ -174,7 +167,7 @@ def import_subtitles(store: Store, path: Path, start_ts: float, attach_to: int |
     with store.session() as session:
         if attach_to is None:
             entries = [Entry(start_ts + c.start, start_ts + c.end, c.kind, c.text) for c in cues]
-            footage, created = _text_footage(session, _file_hash(path), str(path), path.stem, entries)
+            footage, created = _text_footage(session, sha256_of(path), str(path), path.stem, entries)
             if created:
                 result.new_ids.append(footage.id)
                 result.entries += len(entries)
