@@ -18,6 +18,7 @@ from egodesk.core.paths import LibraryPaths
 from egodesk.core.settings import Settings
 from egodesk.core.types import Progress
 from egodesk.memory.store import Caption, Clip, Footage, Job, Keyframe, Store, TranscriptSegment
+from egodesk.pipeline.engines import Engines
 from egodesk.pipeline.ingest import PIPELINE_STAGES, AddReport, add_paths, process
 
 
@@ -95,10 +96,13 @@ class Library:
         self.store = Store(self.paths.database)
 
     @cached_property
-    def index_manager(self):
-        from egodesk.memory.indices import IndexManager
+    def engines(self) -> Engines:
+        """The models and indices, loaded lazily once, shared with the pipeline's stages."""
+        return Engines(self.settings, self.paths, self.store)
 
-        return IndexManager(self.store, self.paths.indices)
+    @property
+    def index_manager(self):
+        return self.engines.index_manager
 
     def save_settings(self, settings: Settings) -> None:
         settings.save(self.paths.settings_file)
@@ -238,23 +242,12 @@ class Library:
 
     # --- questions ----------------------------------------------------------------------------
     @cached_property
-    def embedder(self):
-        from egodesk.perception.embedder import make_embedder
-
-        return make_embedder(threads=self.settings.threads, user_models=self.paths.user_models)
-
-    @cached_property
-    def llm(self):
-        from egodesk.perception.llm import make_llm
-
-        return make_llm(self.settings, self.paths.user_models)
-
-    @cached_property
     def memory(self):
         """Retrieval's view of the library, kept between questions for its caches."""
         from egodesk.retrieval.base import Memory
 
-        return Memory(self.store, self.index_manager, self.embedder, llm=self.llm, settings=self.settings)
+        e = self.engines
+        return Memory(self.store, e.index_manager, e.embedder, llm=e.llm, settings=self.settings)
 
     def ask(self, question: str, options: list[str] | None = None, asked_at: float | None = None,
             strategy: str | None = None, k: int | None = None, sources: list[int] | None = None):
@@ -264,7 +257,7 @@ class Library:
 
         if not question or not question.strip():
             raise ValueError("the question is empty")
-        answer = ask(self.store, self.index_manager, self.embedder, self.llm, question.strip(), options=options,
+        answer = ask(self.store, self.engines.index_manager, self.engines.embedder, self.engines.llm, question.strip(), options=options,
                      asked_at=asked_at, strategy=strategy or self.settings.strategy, k=k or self.settings.top_k,
                      sources=sources, settings=self.settings, memory=self.memory)
         starts = {f.id: f.start for f in self.footage()}
