@@ -7,6 +7,7 @@ import logging
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,8 @@ os.environ.setdefault("EGODESK_LLM_MODEL", "llm-test")
 # tests (tests/memory) and one end-to-end pipeline test that switches them back on.
 os.environ.setdefault("EGODESK_MEMORY_RECORDS", "false")
 os.environ.setdefault("EGODESK_MEMORY_ATOMIC", "false")
+# The data folder a user chose in Settings lives in the per-user config folder: tests get their own.
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="egodesk-test-config-")
 
 
 def ffmpeg(*args: str) -> None:

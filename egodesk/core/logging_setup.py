@@ -11,10 +11,14 @@ FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"
 
 
 def setup_logging(paths: LibraryPaths, level: int = logging.INFO) -> None:
+    """Log to the library's own file (the GUI can switch libraries: the log follows the open one)."""
     paths.logs.mkdir(parents=True, exist_ok=True)
     root = logging.getLogger()
-    if any(isinstance(h, RotatingFileHandler) and h.baseFilename == str(paths.log_file) for h in root.handlers):
-        return
+    for old in [h for h in root.handlers if isinstance(h, RotatingFileHandler)]:
+        if old.baseFilename == str(paths.log_file):
+            return
+        root.removeHandler(old)
+        old.close()
     handler = RotatingFileHandler(paths.log_file, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
     handler.setFormatter(logging.Formatter(FORMAT))
     root.addHandler(handler)

@@ -1,8 +1,9 @@
 """Where egodesk keeps things.
 
 A *library* is one folder holding the database, thumbnails, index files, logs, settings and the user's
-own models. By default it is the platform's user data folder; `EGODESK_HOME` (or `--library DIR`)
-points it elsewhere, and then every other folder follows it. The bundled default models belong to the
+own models. Which folder: `EGODESK_HOME` (or `--library DIR`) if set, else the data folder the user chose
+in Settings (remembered in a one-line file in the per-user config folder, since the library's own
+settings live inside the library), else the platform's user data folder. Every other folder follows it. The bundled default models belong to the
 installation, not to a library: they live under the Python environment's prefix (`EGODESK_MODELS`
 overrides), so a scratch library still finds them.
 """
@@ -19,6 +20,7 @@ import platformdirs
 APP_NAME = "egodesk"
 HOME_ENV = "EGODESK_HOME"
 MODELS_ENV = "EGODESK_MODELS"
+DATA_FOLDER_FILE = "data-folder"
 
 
 @dataclass(frozen=True)
@@ -36,8 +38,8 @@ class LibraryPaths:
 
     @classmethod
     def default(cls) -> "LibraryPaths":
-        """The library named by EGODESK_HOME, else the platform's per-user folders."""
-        home = os.environ.get(HOME_ENV)
+        """The library named by EGODESK_HOME, else the chosen data folder, else the platform's folders."""
+        home = os.environ.get(HOME_ENV) or chosen_data_folder()
         if home:
             return cls.at(home)
         return cls(
@@ -75,6 +77,34 @@ class LibraryPaths:
         for folder in (self.root, self.cache, self.logs, self.thumbnails, self.indices, self.user_models):
             folder.mkdir(parents=True, exist_ok=True)
         return self
+
+
+def data_folder_file() -> Path:
+    return platformdirs.user_config_path(APP_NAME) / DATA_FOLDER_FILE
+
+
+def chosen_data_folder() -> Path | None:
+    """The data folder chosen in Settings, if any."""
+    try:
+        text = data_folder_file().read_text(encoding="utf-8").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return Path(text) if text else None
+
+
+def choose_data_folder(folder: str | os.PathLike) -> Path:
+    """Make `folder` the library opened from now on (when EGODESK_HOME is not set). Creates its folders
+    and checks it is writable first, so a bad choice fails here with an OSError, not at next start."""
+    paths = LibraryPaths.at(folder).ensure()
+    probe = paths.root / ".write-test"
+    probe.write_bytes(b"")
+    probe.unlink()
+    pointer = data_folder_file()
+    pointer.parent.mkdir(parents=True, exist_ok=True)
+    partial = pointer.with_suffix(".partial")
+    partial.write_text(str(paths.root) + "\n", encoding="utf-8")
+    partial.replace(pointer)  # atomic: a crash leaves the old choice, never half a path
+    return paths.root
 
 
 def bundled_models_dir() -> Path:

@@ -42,6 +42,46 @@ def apply_style(app) -> None:
         app.setWindowIcon(QIcon(str(icon)))
 
 
+open_windows: list = []  # the open main windows (Qt would delete an unreferenced one)
+
+
+def open_window(library):
+    """Show a main window on `library`; its data-folder choice swaps it for a window on that library."""
+    from egodesk.gui.main_window import MainWindow
+
+    window = MainWindow(library)
+    _report_unexpected(window)
+    window.library_switch_requested.connect(lambda root: switch_library(window, root))
+    window.show()
+    open_windows.append(window)
+    return window
+
+
+def switch_library(window, root) -> None:
+    """Open the library at `root` in a new window, then close the old one (its library stays intact)."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from egodesk.core.logging_setup import setup_logging
+    from egodesk.core.paths import HOME_ENV
+    from egodesk.core.settings import SettingsError
+    from egodesk.pipeline.library import Library
+
+    try:
+        library = Library(root)
+    except (SettingsError, OSError) as exc:
+        QMessageBox.warning(window, "Data folder", f"The library in {root} cannot be opened:\n\n{exc}")
+        return
+    if HOME_ENV in os.environ:  # this process was started on a named library: it now means this one
+        os.environ[HOME_ENV] = str(library.paths.root)
+    setup_logging(library.paths)
+    log.info("egodesk GUI switched to library %s", library.paths.root)
+    open_window(library)
+    window.close()
+    open_windows.remove(window)
+    window.library.close()
+    window.deleteLater()
+
+
 def run_app(argv: list[str] | None = None) -> int:
     os.environ.setdefault("QT_API", "pyside6")
     os.environ.setdefault("QT_LOGGING_RULES", "qt.multimedia.ffmpeg*=false")  # no stream dumps on stderr
@@ -52,7 +92,6 @@ def run_app(argv: list[str] | None = None) -> int:
 
     from egodesk.core.logging_setup import setup_logging
     from egodesk.core.settings import SettingsError
-    from egodesk.gui.main_window import MainWindow
     from egodesk.pipeline.library import Library
 
     app = QApplication.instance() or QApplication(argv or sys.argv[:1])
@@ -69,9 +108,7 @@ def run_app(argv: list[str] | None = None) -> int:
     log.info("egodesk GUI starting on library %s", library.paths.root)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    window = MainWindow(library)
-    _report_unexpected(window)
-    window.show()
+    open_window(library)
     with loop:
         closed = asyncio.Event()
         app.aboutToQuit.connect(closed.set)

@@ -9,11 +9,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMessageBox, QWidget
 
 from egodesk import __version__
+from egodesk.core.paths import choose_data_folder
 from egodesk.core.settings import Settings
 from egodesk.core.types import Answer, Evidence, Progress
 from egodesk.gui import ops
@@ -41,6 +42,8 @@ REFRESH_MS = 600
 
 
 class MainWindow(QMainWindow):
+    library_switch_requested = Signal(object)  # Path: the app opens a window on that library
+
     def __init__(self, library: "Library | None" = None, runner: TaskRunner | None = None):
         super().__init__()
         if library is None:
@@ -320,10 +323,27 @@ class MainWindow(QMainWindow):
     def open_settings(self) -> SettingsDialog:
         from egodesk.retrieval.base import strategy_names
 
-        dialog = SettingsDialog(self.library.settings, self, choices={"strategy": strategy_names()})
-        dialog.accepted.connect(lambda: self.save_settings(dialog.result_settings))
+        dialog = SettingsDialog(self.library.settings, self, choices={"strategy": strategy_names()},
+                                data_folder=self.library.paths.root)
+        dialog.accepted.connect(lambda: self._settings_accepted(dialog))
         dialog.open()
         return dialog
+
+    def _settings_accepted(self, dialog: SettingsDialog) -> None:
+        self.save_settings(dialog.result_settings)
+        if dialog.result_data_folder is not None:
+            self.change_data_folder(dialog.result_data_folder)
+
+    def change_data_folder(self, folder: Path) -> None:
+        """Remember the folder as the library to open, then ask the app to switch to it (this library's
+        files stay where they are)."""
+        try:
+            root = choose_data_folder(folder)
+        except OSError as exc:
+            QMessageBox.warning(self, "Data folder", f"The library cannot live in {folder}:\n\n{exc.strerror or exc}")
+            return
+        log.info("switching the library to %s", root)
+        self.library_switch_requested.emit(root)
 
     def open_models(self) -> ModelManager:
         dialog = ModelManager(self.runner, self.library.settings, self.library.paths.user_models, self)

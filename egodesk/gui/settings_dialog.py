@@ -1,11 +1,14 @@
 """The settings dialog, generated from the typed Settings schema: one tab per group, one editor per field
 (Literal -> combo box, bool -> check box, int/float with limits -> spin box, str -> line edit, a
-browse button for paths). Every edit is validated against the schema; errors show under the field."""
+browse button for paths). Every edit is validated against the schema; errors show under the field.
+Above the tabs, the data folder: where the library lives. It is not a library setting (the settings are
+stored inside the library), so the dialog hands it back on its own for the window to switch to."""
 
 from __future__ import annotations
 
 import os
 import typing
+from pathlib import Path
 from typing import Any
 
 from annotated_types import Ge, Gt, Le, Lt
@@ -15,6 +18,7 @@ from PySide6.QtWidgets import (
     QLabel, QLineEdit, QPushButton, QScrollArea, QSpinBox, QTabWidget, QVBoxLayout, QWidget,
 )
 
+from egodesk.core.paths import HOME_ENV
 from egodesk.core.settings import ENV_PREFIX, Settings
 from egodesk.gui.widgets import message_label, show_message
 
@@ -88,13 +92,16 @@ class FieldEditor:
 class SettingsDialog(QDialog):
     """`choices` turns a free-text field into a list (the retrieval strategies the code registers)."""
 
-    def __init__(self, settings: Settings, parent: QWidget | None = None, choices: dict[str, list[str]] | None = None):
+    def __init__(self, settings: Settings, parent: QWidget | None = None, choices: dict[str, list[str]] | None = None,
+                 data_folder: Path | None = None):
         super().__init__(parent)
         self.setObjectName("settings-dialog")
         self.setWindowTitle("Settings")
         self.resize(620, 520)
         self.original = settings
         self.result_settings: Settings | None = None
+        self.data_folder = data_folder
+        self.result_data_folder: Path | None = None  # set when the user chose another folder
         self.editors: dict[str, FieldEditor] = {}
         self.errors: dict[str, QLabel] = {}
         self._built = False  # no validating while the editors are filled in
@@ -131,11 +138,63 @@ class SettingsDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         self.buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self.restore_defaults)
         layout = QVBoxLayout(self)
+        layout.addLayout(self._data_folder_row())
         layout.addWidget(self.tabs, 1)
         layout.addWidget(self.summary)
         layout.addWidget(self.buttons)
         self._built = True
         self._validate()
+
+    def _data_folder_row(self) -> QFormLayout:
+        self.data_folder_edit = QLineEdit(str(self.data_folder or ""), self)
+        self.data_folder_edit.setObjectName("setting-data_folder")
+        self.data_folder_edit.setToolTip("The folder holding this library: database, indices, thumbnails, logs. "
+                                         "Choosing another opens the library there (a new one if it is empty); "
+                                         "the current one stays where it is.")
+        self.data_folder_edit.textChanged.connect(self._validate)
+        browse = QPushButton("Browse…", self)
+        browse.setObjectName("browse-data_folder")
+        browse.clicked.connect(self._browse_data_folder)
+        row = QHBoxLayout()
+        row.addWidget(self.data_folder_edit, 1)
+        row.addWidget(browse)
+        box = QVBoxLayout()
+        box.setSpacing(1)
+        box.addLayout(row)
+        self.errors["data_folder"] = message_label("error-data_folder", self)
+        box.addWidget(self.errors["data_folder"])
+        label = QLabel("Data folder", self)
+        if HOME_ENV in os.environ:
+            label.setText("Data folder *")
+            label.setToolTip(f"This session's library was given by --library or {HOME_ENV}: a folder chosen here opens now, "
+                             f"but later starts with --library or {HOME_ENV} still open theirs.")
+        form = QFormLayout()
+        form.addRow(label, box)
+        return form
+
+    def _browse_data_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Data folder", self.data_folder_edit.text())
+        if folder:
+            self.data_folder_edit.setText(folder)
+
+    def chosen_folder(self) -> Path | None:
+        """The data folder typed in, if it differs from the current one."""
+        text = self.data_folder_edit.text().strip()
+        if not text:
+            return None
+        folder = Path(text).expanduser()
+        current = self.data_folder.resolve() if self.data_folder else None
+        return None if current is not None and folder.resolve() == current else folder
+
+    def _data_folder_error(self) -> str:
+        text = self.data_folder_edit.text().strip()
+        if not text:
+            return "Choose a folder for the library."
+        if not Path(text).expanduser().is_absolute():
+            return "Give the full path of the folder."
+        if Path(text).expanduser().exists() and not Path(text).expanduser().is_dir():
+            return "This is a file, not a folder."
+        return ""
 
     def _with_browse(self, name: str, editor: FieldEditor, page: QWidget) -> QHBoxLayout:
         row = QHBoxLayout()
@@ -161,6 +220,9 @@ class SettingsDialog(QDialog):
         for label in self.errors.values():
             show_message(label, "")
         bad: set[str] = set()
+        folder_error = self._data_folder_error()
+        if folder_error:
+            show_message(self.errors["data_folder"], folder_error, "error")
         try:
             settings = Settings.model_validate(self.values())
         except ValidationError as exc:
@@ -172,10 +234,8 @@ class SettingsDialog(QDialog):
             show_message(self.summary, f"{exc.error_count()} setting(s) need fixing before they can be saved.", "error")
             settings = None
         self._mark_tabs(bad)
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(settings is not None)
-        if settings is None:
-            return None
-        return settings
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(settings is not None and not folder_error)
+        return None if folder_error else settings
 
     def _mark_tabs(self, bad: set[str]) -> None:
         """A tab holding an invalid field says so, since its error is out of sight on another tab."""
@@ -192,4 +252,5 @@ class SettingsDialog(QDialog):
         if settings is None:
             return
         self.result_settings = settings
+        self.result_data_folder = self.chosen_folder()
         super().accept()
