@@ -45,7 +45,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     try:
         run_eval(args.bench, args.strategy, k=args.k, answer=args.answer, limit=args.limit, report=args.report,
-                 library_dir=args.scratch)
+                 library_dir=args.scratch, resume=args.resume)
     except (FileNotFoundError, ValueError, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -71,4 +71,5 @@ def register(sub) -> None:
     p.add_argument("--limit", type=int, help="only the first N questions")
     p.add_argument("--report", help="write the JSON report here")
     p.add_argument("--scratch", help="library folder for the benchmark (default: a cached one per benchmark)")
+    p.add_argument("--resume", action="store_true", help="keep the questions --report already holds from the same run")
     p.set_defaults(func=cmd_eval)

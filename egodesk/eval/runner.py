@@ -2,7 +2,9 @@
 through a strategy (and optionally the answerer), score, print and write a JSON report.
 
 The scratch library is cached by the hash of memory.jsonl under ~/.cache/egodesk/bench-libraries/
-(or a folder given), so the second run of a benchmark skips import and embedding. Parent-child memory
+(or a folder given), so the second run of a benchmark skips import and embedding. An answering run
+costs seconds of LLM time per question on a CPU, so the report file doubles as a checkpoint: it is
+rewritten as questions finish, and `resume` picks up the questions a report of the same run lacks. Parent-child memory
 is always built; records and atomic views are used when they were built in that library (they need
 the LLM over every entry, which is for a separate, long `build` run).
 """
@@ -79,11 +81,17 @@ def _score_answer(q: BenchQuestion, result: QuestionResult, answer) -> None:
 
 
 def run_questions(memory: Memory, questions: list[BenchQuestion], strategy: str, k: int, llm=None, online: bool = True,
-                  progress: Callable[[Progress], None] | None = None) -> list[QuestionResult]:
+                  progress: Callable[[Progress], None] | None = None, done: dict[str, QuestionResult] | None = None,
+                  checkpoint: Callable[[list[QuestionResult]], None] | None = None) -> list[QuestionResult]:
+    """Every question through the strategy (and the answerer when `llm` is given). Results in `done`
+    (by question id) are taken as they are; `checkpoint` sees the results so far after each new one."""
     retriever = make_strategy(strategy, memory)
     ks = sorted({*REPORT_KS, k})
     results = []
     for n, q in enumerate(questions, start=1):
+        if done and q.id in done:
+            results.append(done[q.id])
+            continue
         query = Query(q.question, q.options, q.asked_at, q.sources, k=max(ks), cutoff=q.asked_at if online else None)
         started = time.perf_counter()
         evidence = retriever.retrieve(query)
@@ -97,9 +105,26 @@ def run_questions(memory: Memory, questions: list[BenchQuestion], strategy: str,
             answer = answer_question(llm, q.question, evidence[:k], q.options, q.asked_at, memory.settings.answer_context_tokens)
             _score_answer(q, result, answer)
         results.append(result)
+        if checkpoint:
+            checkpoint(results)
         if progress:
             progress(Progress("questions", n, len(questions)))
     return results
+
+
+RUN_KEYS = ("benchmark", "strategy", "k", "answer", "online", "llm")
+
+
+def resumable_results(report: Path, run: dict) -> dict[str, QuestionResult]:
+    """The finished questions of an earlier report of the same run (same benchmark, strategy, k,
+    answering and model); nothing when the report is missing, unreadable or of another run."""
+    try:
+        data = json.loads(report.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or any(data.get(key) != run[key] for key in RUN_KEYS):
+        return {}
+    return {q["id"]: QuestionResult(**q) for q in data.get("questions", [])}
 
 
 def format_summary(title: str, summary: dict, categories: dict[str, dict]) -> str:
@@ -118,8 +143,9 @@ def format_summary(title: str, summary: dict, categories: dict[str, dict]) -> st
 
 def run_eval(bench_dir, strategy: str, k: int = 12, answer: bool = False, limit: int | None = None, report=None,
              library_dir=None, online: bool = True, settings: Settings | None = None, embedder=None, llm=None,
-             progress: Callable[[Progress], None] | None = None, quiet: bool = False) -> dict:
-    """Run a benchmark; prints the table, writes the JSON report (if `report`) and returns it."""
+             progress: Callable[[Progress], None] | None = None, quiet: bool = False, resume: bool = False) -> dict:
+    """Run a benchmark; prints the table, writes the JSON report (if `report`) and returns it. With
+    `resume`, questions already in `report` from the same run are not asked again."""
     from egodesk.perception.embedder import make_embedder
 
     settings = settings or Settings()
@@ -131,21 +157,38 @@ def run_eval(bench_dir, strategy: str, k: int = 12, answer: bool = False, limit:
 
         llm = make_llm(settings)
     memory = Memory(store, indices, embedder, llm=llm, settings=settings)
+    run = {"benchmark": str(bench.root), "strategy": strategy, "k": k, "answer": answer, "online": online,
+           "llm": getattr(llm, "model_id", None) if answer else None}
+    done = resumable_results(Path(report), run) if report and resume else {}
     started = time.perf_counter()
-    results = run_questions(memory, bench.questions, strategy, k, llm if answer else None, online, progress)
-    summary = summarize(results)
-    categories = by_category(results)
-    data = {"benchmark": str(bench.root), "strategy": strategy, "k": k, "answer": answer, "online": online, "units": count_units(store),
-            "llm": getattr(llm, "model_id", None) if answer else None, "seconds": round(time.perf_counter() - started, 2),
-            "summary": summary, "by_category": categories,
-            "questions": [r.__dict__ for r in results]}
+    units = count_units(store)
+
+    def report_of(results: list[QuestionResult]) -> dict:
+        return {**run, "units": units, "seconds": round(time.perf_counter() - started, 2),
+                "summary": summarize(results), "by_category": by_category(results),
+                "questions": [r.__dict__ for r in results]}
+
+    def checkpoint(results: list[QuestionResult]) -> None:
+        if answer or len(results) % 50 == 0:  # answers cost seconds each: never lose more than one
+            write_report(Path(report), report_of(results))
+
+    results = run_questions(memory, bench.questions, strategy, k, llm if answer else None, online, progress,
+                            done=done, checkpoint=checkpoint if report else None)
+    data = report_of(results)
     if not quiet:
-        print(format_summary(f"{bench.name}  strategy={strategy}  k={k}  questions={len(results)}", summary, categories))
+        print(format_summary(f"{bench.name}  strategy={strategy}  k={k}  questions={len(results)}", data["summary"], data["by_category"]))
     if report:
-        Path(report).parent.mkdir(parents=True, exist_ok=True)
-        Path(report).write_text(json.dumps(data, indent=1, default=float), encoding="utf-8")
+        write_report(Path(report), data)
     store.close()
     return data
+
+
+def write_report(path: Path, data: dict) -> None:
+    """Whole or not at all: a kill mid-write must leave the last checkpoint readable."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(data, indent=1, default=float), encoding="utf-8")
+    partial.replace(path)
 
 
 def count_units(store: Store) -> dict[str, int]:

@@ -81,3 +81,23 @@ def test_run_eval_with_answers_scores_accuracy_f1_abstention(bench, tmp_path, em
     assert s["abstention_precision"] == 1.0 and s["abstention_recall"] == 1.0
     assert s["grounded"] == 1.0 and s["tokens"] == 321
     assert data["questions"][1]["detail"]["answer"] == "Pixel"
+
+
+def test_an_interrupted_answering_run_resumes_from_its_report(bench, tmp_path, embedder):
+    report = tmp_path / "report.json"
+    replies = [{"evidence": ["E1"], "reasoning": "-", "answer": "B"}, {"evidence": ["E1"], "reasoning": "-", "answer": "Pixel"},
+               {"evidence": [], "reasoning": "-", "answer": "NOT_FOUND"}]
+    crashing = ScriptedLLM(replies[0], RuntimeError("the process died here"))
+    with pytest.raises(RuntimeError):
+        run_eval(bench, "hybrid", k=5, answer=True, report=report, library_dir=tmp_path / "lib", embedder=embedder,
+                 llm=crashing, quiet=True, settings=Settings())
+    assert len(json.loads(report.read_text())["questions"]) == 1  # the checkpoint kept the finished one
+    rest = ScriptedLLM(*replies[1:])
+    data = run_eval(bench, "hybrid", k=5, answer=True, report=report, library_dir=tmp_path / "lib", embedder=embedder,
+                    llm=rest, quiet=True, settings=Settings(), resume=True)
+    assert len(rest.sent) == 2 and data["summary"]["accuracy"] == 1.0 and data["summary"]["f1"] == 1.0
+    assert [q["id"] for q in data["questions"]] == [q["id"] for q in json.loads(report.read_text())["questions"]]
+    other = ScriptedLLM(*replies)  # another strategy's report is not this run's: everything is asked again
+    run_eval(bench, "flat", k=5, answer=True, report=report, library_dir=tmp_path / "lib", embedder=embedder,
+             llm=other, quiet=True, settings=Settings(), resume=True)
+    assert len(other.sent) == 3

@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from egodesk.core.timeutil import from_ts
 from egodesk.core.types import ABSTENTION, Evidence
 from egodesk.perception.llm import LLMError
 from egodesk.reasoning.answerer import NOT_FOUND, answer_question, answer_schema, build_prompt
@@ -50,6 +51,23 @@ def test_prompt_is_chronological_fenced_and_within_budget():
     assert user.startswith("<evidence>") and "Asked at:" in user
     small = build_prompt("q", EVIDENCE, None, None, budget_tokens=12, count_tokens=lambda t: len(t.split()))
     assert [e.unit_id for e in small.shown] == [7]  # the best-ranked evidence is kept first
+
+
+def test_evidence_is_grouped_under_day_and_source_lines():
+    late = ev(4, 2000.0 + 86400, "I dry plate.", source="garden")
+    prompt = build_prompt("q", [*EVIDENCE, late], None, None, 1000, lambda t: len(t.split()))
+    block = prompt.messages[1]["content"].split("<evidence>\n")[1].split("\n</evidence>")[0].splitlines()
+    day_one, day_two = (ev_.start for ev_ in (EVIDENCE[1], late))
+    assert block[0] == f"{from_ts(day_one).strftime('%a %Y-%m-%d')}, kitchen:"
+    assert [line.split()[0] for line in block[1:4]] == ["E1", "E2", "E3"]
+    assert block[4] == f"{from_ts(day_two).strftime('%a %Y-%m-%d')}, garden:" and block[5].startswith("E4 ")
+    assert block[1] == f"E1 {from_ts(1000.0).strftime('%H:%M:%S')}-{from_ts(1005.0).strftime('%H:%M:%S')} I fold paper."
+
+
+def test_a_huge_question_is_cut_to_leave_room_for_the_evidence():
+    prompt = build_prompt("why " * 2500, EVIDENCE, None, None, 1000, lambda t: len(t.split()))
+    user = prompt.messages[1]["content"]
+    assert len(user) < 1400 and "fold paper" in user and user.rstrip().endswith("…")
 
 
 def test_injected_text_cannot_break_out_of_the_evidence_block():
