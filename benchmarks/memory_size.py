@@ -2,9 +2,10 @@
 
 Imports the file into a scratch library, builds the parent-child memory of every source, and prints
 bytes per minute of footage (text memory alone, + vectors, + index share; the parent-retrieval paper
-reports 66 KB/min for its textual memory) and build time per minute of footage and per 1k units.
+reports 66 KB/min for its textual memory, Imprint 109 MB for 7 days) and build time per minute of
+footage and per 1k units. `--quick`: the first 5 sources.
 
-    .venv/bin/python benchmarks/memory_size.py [--memory PATH] [--sources N]
+    .venv/bin/python benchmarks/memory_size.py [--memory PATH] [--sources N] [--quick] [--json FILE]
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import EPIC_DEV, IMPRINT_KB_PER_MIN, PARENT_KB_PER_MIN, Report, add_output_args
+
 from egodesk.core.paths import LibraryPaths
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.parent_child import build_parent_child
@@ -23,14 +26,14 @@ from egodesk.memory.store import Store
 from egodesk.perception.embedder import make_embedder
 from egodesk.pipeline.textimport import import_memory_jsonl
 
-DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "epic-dev" / "memory.jsonl"
 
-
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--memory", type=Path, default=DEFAULT)
-    parser.add_argument("--sources", type=int, default=0, help="only the first N sources (0 = all)")
-    args = parser.parse_args()
+    parser.add_argument("--memory", type=Path, default=EPIC_DEV / "memory.jsonl")
+    parser.add_argument("--sources", type=int, default=0, help="only the first N sources (0 = all; quick: 5)")
+    add_output_args(parser)
+    args = parser.parse_args(argv)
+    args.sources = args.sources or (5 if args.quick else 0)
     with tempfile.TemporaryDirectory() as tmp:
         memory = args.memory
         if args.sources:
@@ -46,9 +49,9 @@ def main() -> None:
         units = embedded = 0
         start = time.perf_counter()
         for footage_id in footage_ids:
-            report = build_parent_child(store, indices, embedder, footage_id)
-            units += report.parents_added + report.children_added
-            embedded += report.texts_embedded
+            built = build_parent_child(store, indices, embedder, footage_id)
+            units += built.parents_added + built.children_added
+            embedded += built.texts_embedded
         seconds = time.perf_counter() - start
         totals = [r for r in memory_stats(store, paths.indices) if r["kind"] == "all"]
         store.close()
@@ -57,10 +60,15 @@ def main() -> None:
     text, vectors, index = (sum(r[key] for r in totals) for key in ("text_bytes", "vector_bytes", "index_bytes"))
     print(f"{args.memory.name}: {len(footage_ids)} sources, {minutes:.1f} min of footage, "
           f"{units:,} units ({embedded:,} distinct texts embedded)")
-    print(f"text memory: {text / minutes / 1000:.2f} KB/min  (paper: 66.07 KB/min)")
-    print(f"+ vectors: {(text + vectors) / minutes / 1000:.1f} KB/min;  + index files: {(text + vectors + index) / minutes / 1000:.1f} KB/min")
-    print(f"build: {seconds:.1f} s = {seconds / minutes:.2f} s per minute of footage, {seconds / units * 1000:.2f} s per 1k units")
+    report = Report("memory-size")
+    report.add("text memory (parent-child)", text / minutes / 1000, "KB/min", PARENT_KB_PER_MIN)
+    report.add("+ vectors", (text + vectors) / minutes / 1000, "KB/min")
+    report.add("whole memory: text + vectors + index files", (text + vectors + index) / minutes / 1000, "KB/min", IMPRINT_KB_PER_MIN)
+    report.add("build", seconds / minutes, "s per min of footage")
+    report.add("build", seconds / units * 1000, "s per 1k units")
+    report.finish(args.json)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

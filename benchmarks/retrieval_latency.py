@@ -1,111 +1,106 @@
-"""Retrieval latency over a large synthetic library (no LLM): p50/p95 per strategy.
+"""Retrieval latency over large synthetic libraries (no LLM): p50/p95 per strategy at each size.
 
-    .venv/bin/python benchmarks/retrieval_latency.py [--units 100000] [--queries 200] [--dir DIR]
+    .venv/bin/python benchmarks/retrieval_latency.py [--sizes 10000,100000,1000000] [--queries 100]
+        [--strategies flat,...] [--cache DIR] [--quick] [--json FILE]
 
-The library holds `units` memory units: half captions (parents), half their subchunks, spread over
-100 text footages of one day each, with words drawn from a kitchen/daily-life vocabulary. Their
-vectors are random unit vectors (embedding 100k texts would take ~10 minutes and does not change the
-cost of a search); the question is embedded by the real embedder, so its ~10 ms are included. Built
-once into DIR (default: the user cache) and reused. Each strategy answers the same questions, half
-over the whole library, half restricted to one footage with an online cutoff.
+Each size is a synthetic library laid out like a real one (see synthetic.py: 13 units per 15 s clip,
+over 100 days), built once into the cache and reused (1M units: ~30 min to build, minutes to open).
+The question is embedded by the real embedder, so its ~10 ms are included. Every strategy answers
+the same questions (each text made unique, so each pays for its embedding), half over the whole
+library, half restricted to one day with an online cutoff. Caches that live between questions in the
+app (catalog, BM25 and label indices) are warmed by one question first; that cold start is reported.
+`rerank` is left out: it is LLM-bound (one LLM call per candidate, seconds per question).
+`--quick`: 10k and 100k units, 40 questions.
 """
 
 from __future__ import annotations
 
 import argparse
-import random
 import time
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
-import numpy as np
-import platformdirs
-from sqlalchemy import func, select
+from common import IMPRINT_LATENCY_MS, Report, add_output_args, cache_dir, p50_p95
+from synthetic import DAY0, FOOTAGES, LAYOUT_VERSION, asked_at, day_title, open_library
 
-from egodesk.core.paths import APP_NAME, LibraryPaths
 from egodesk.core.timeutil import to_ts
-from egodesk.memory.indices import IndexManager
-from egodesk.memory.store import Footage, Store, Unit
 from egodesk.perception.embedder import make_embedder
 from egodesk.retrieval.base import Memory, Query, make_strategy
 
-WORDS = ("take put wash open close cut pour stir dry wipe plate cup knife fork spoon pan pot lid tap sink fridge "
-         "milk coffee tea bread cheese onion tomato pepper salt oil bowl board towel cloth sponge bin bag drawer "
-         "cupboard table chair door window phone laptop book keys umbrella jacket shoes Caroline Melanie Jake "
-         "garden park bus station shop market friend sister meeting lunch dinner breakfast").split()
+STRATEGIES = "flat,subchunk,parent,parent-time,hybrid,context,records,timeaware,carve,auto"
 QUESTIONS = ["When was the last time I took the keys?", "Where did I leave the blue umbrella?",
              "What did I do right after the first time I opened the fridge?", "What did Caroline say about the garden?",
              "What did I eat yesterday afternoon?", "How often do I drink coffee?", "Who did I meet at the market?",
              "What did I put in the pan before lunch?"]
-FOOTAGES = 100
-DAY0 = datetime(2024, 1, 1, 8, 0)
 
 
-def build(root: Path, units: int, dim: int, model_id: str) -> tuple[Store, IndexManager]:
-    paths = LibraryPaths.at(root).ensure()
-    store = Store(paths.database)
-    indices = IndexManager(store, paths.indices)
-    with store.session() as s:
-        have = s.scalar(select(func.count(Unit.id)))
-    if have >= units:
-        return store, indices
-    rng = random.Random(7)
-    vectors = np.random.default_rng(7)
-    per_footage = units // 2 // FOOTAGES
-    for f in range(FOOTAGES):
-        start = DAY0 + timedelta(days=f)
-        with store.session() as s:
-            footage = Footage(content_hash=f"synthetic-{f}", path=f"synthetic#{f}", kind="text", title=f"day-{f:03d}",
-                              start_ts=to_ts(start), start_source="text", duration=per_footage * 15.0)
-            s.add(footage)
-            s.flush()
-            parents = []
-            for i in range(per_footage):
-                t = to_ts(start + timedelta(seconds=15 * i))
-                text = "I " + " ".join(rng.choices(WORDS, k=12)) + "."
-                parents.append(Unit(footage_id=footage.id, kind="caption", start_ts=t, end_ts=t + 15, text=text))
-            s.add_all(parents)
-            s.flush()
-            children = [Unit(footage_id=footage.id, parent_id=p.id, kind="subchunk", start_ts=p.start_ts, end_ts=p.end_ts,
-                             text=p.text[: len(p.text) // 2]) for p in parents]
-            s.add_all(children)
-            s.flush()
-            for space, group in (("caption", parents), ("subchunk", children)):
-                matrix = vectors.standard_normal((len(group), dim)).astype(np.float32)
-                indices.add(space, [u.id for u in group], matrix, model_id, session=s)
-        indices.save()
-    return store, indices
+def label(units: int) -> str:
+    return f"{units // 1_000_000}M" if units % 1_000_000 == 0 else f"{units // 1000}k" if units % 1000 == 0 else str(units)
+
+
+def queries(n: int, salt: int) -> list[Query]:
+    """n questions, every text unique (`salt` separates strategies), half scoped to one day."""
+    out = []
+    for i in range(n):
+        day, scoped = i % FOOTAGES, i % 2 == 1
+        cutoff = to_ts(DAY0 + timedelta(days=day, hours=3)) if scoped else asked_at()
+        text = f"{QUESTIONS[i % len(QUESTIONS)]} #{salt * 10_000 + i}"
+        out.append(Query(text, asked_at=cutoff, sources=[day_title(day)] if scoped else None, k=12, cutoff=cutoff))
+    return out
+
+
+def measure(report: Report, root: Path, units: int, strategies: list[str], count: int, embedder) -> None:
+    size = label(units)
+    store, indices, built = open_library(root, units, embedder.model_id)
+    if built is not None:  # time the open of a library as the app meets it: from its files
+        report.add(f"build synthetic library @ {size}", built, "s")
+        store.close()
+    started = time.perf_counter()
+    if built is not None:
+        store, indices, _ = open_library(root, units, embedder.model_id)
+    memory = Memory(store, indices, embedder)
+    total = len(memory.catalog())
+    report.add(f"open library + catalog @ {size}", time.perf_counter() - started, "s", note=f"{total:,} units")
+    cold = 0.0
+    for salt, name in enumerate(strategies):
+        strategy = make_strategy(name, memory)
+        if not strategy.available():
+            print(f"{name}: not available in this library; skipped")
+            continue
+        start = time.perf_counter()
+        strategy.retrieve(queries(1, 999)[0])  # warm the caches this strategy needs
+        cold += time.perf_counter() - start
+        times, returned = [], 0
+        for query in queries(count, salt):
+            start = time.perf_counter()
+            returned += len(strategy.retrieve(query))
+            times.append((time.perf_counter() - start) * 1000)
+        p50, p95 = p50_p95(times)
+        paper = IMPRINT_LATENCY_MS if name == "records" else None
+        report.add(f"{name} p50 @ {size}", p50, "ms", paper)
+        report.add(f"{name} p95 @ {size}", p95, "ms", paper)
+        print(f"{size} {name:<12} p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  ({count} questions, {returned / count:.1f} units each)", flush=True)
+    report.add(f"cold start, first question of every strategy @ {size}", cold, "s")
+    store.close()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--units", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--strategies", default="flat,parent,hybrid,context,timeaware,auto")
-    parser.add_argument("--dir", type=Path, default=platformdirs.user_cache_path(APP_NAME) / "latency-library")
+    parser.add_argument("--sizes", help="units per library, comma separated (default 10000,100000,1000000)")
+    parser.add_argument("--queries", type=int, help="questions per strategy and size (default 100; quick 40)")
+    parser.add_argument("--strategies", default=STRATEGIES)
+    parser.add_argument("--cache", type=Path, help="folder for the synthetic libraries (default: the user cache)")
+    add_output_args(parser)
     args = parser.parse_args(argv)
-    embedder = make_embedder()
-    started = time.perf_counter()
-    store, indices = build(args.dir / str(args.units), args.units, embedder.dim, embedder.model_id)
-    print(f"library: {len(Memory(store, indices, embedder).catalog())} units, ready in {time.perf_counter() - started:.1f} s")
-    asked = to_ts(DAY0 + timedelta(days=FOOTAGES))
-    for name in args.strategies.split(","):
-        memory = Memory(store, indices, embedder)  # fresh caches: every strategy pays for embedding its questions
-        strategy = make_strategy(name, memory)
-        strategy.retrieve(Query(QUESTIONS[0], asked_at=asked, k=12))  # warm: indices, lexical index, catalog
-        times, returned = [], 0
-        for n in range(args.queries):
-            question = QUESTIONS[n % len(QUESTIONS)] + ("" if n < len(QUESTIONS) else f" #{n}")  # defeat the embedding cache
-            day = n % FOOTAGES
-            scoped = n % 2 == 1
-            cutoff = to_ts(DAY0 + timedelta(days=day, hours=3)) if scoped else asked
-            query = Query(question, asked_at=cutoff, sources=[f"day-{day:03d}"] if scoped else None, k=12, cutoff=cutoff)
-            t = time.perf_counter()
-            returned += len(strategy.retrieve(query))
-            times.append((time.perf_counter() - t) * 1000)
-        print(f"{name:<10} p50 {np.percentile(times, 50):6.1f} ms   p95 {np.percentile(times, 95):6.1f} ms   "
-              f"({args.queries} questions, {returned / args.queries:.1f} units returned on average)")
-    store.close()
+    sizes = [int(s) for s in (args.sizes or ("10000,100000" if args.quick else "10000,100000,1000000")).split(",")]
+    count = args.queries or (40 if args.quick else 100)
+    embedder = make_embedder(threads=2)
+    report = Report("retrieval-latency")
+    for units in sizes:
+        key = {"layout": LAYOUT_VERSION, "units": units, "model": embedder.model_id}
+        root = args.cache / f"synthetic-{units}" if args.cache else cache_dir("synthetic-library", **key)
+        measure(report, root, units, args.strategies.split(","), count, embedder)
+    report.finish(args.json)
     return 0
 
 

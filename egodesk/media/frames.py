@@ -61,19 +61,26 @@ def keyframe_spacing(path: str | os.PathLike) -> float:
 
     times: list[float] = []
     try:
-        with av.open(os.fspath(path)) as container:
-            stream = container.streams.video[0]
-            stream.codec_context.skip_frame = "NONKEY"
-            for frame in container.decode(stream):
-                if frame.time is None:
-                    continue
-                times.append(float(frame.time))
-                if times[-1] - times[0] >= KEYFRAME_PROBE_S:
-                    break
+        for time, _frame in _keyframes_only(path):
+            times.append(time)
+            if times[-1] - times[0] >= KEYFRAME_PROBE_S:
+                break
     except (av.error.FFmpegError, IndexError, OSError):
         return float("inf")
     gaps = np.diff(times)
     return float(np.median(gaps)) if len(gaps) else float("inf")
+
+
+def _keyframes_only(path: str | os.PathLike) -> Iterator[tuple[float, object]]:
+    """(time, frame) of each keyframe, decoding nothing else; the container closes with the iterator."""
+    import av
+
+    with av.open(os.fspath(path)) as container:
+        stream = container.streams.video[0]
+        stream.codec_context.skip_frame = "NONKEY"
+        for frame in container.decode(stream):
+            if frame.time is not None:
+                yield float(frame.time), frame
 
 
 def _from_keyframes(path: str | os.PathLike, targets: list[tuple[float, int]]) -> Iterator[SampledFrame]:
@@ -84,20 +91,14 @@ def _from_keyframes(path: str | os.PathLike, targets: list[tuple[float, int]]) -
     target = next(pending, None)
     previous = None  # (time, frame) of the last keyframe before the target
     try:
-        with av.open(os.fspath(path)) as container:
-            stream = container.streams.video[0]
-            stream.codec_context.skip_frame = "NONKEY"
-            for frame in container.decode(stream):
-                if frame.time is None:
-                    continue
-                current = (float(frame.time), frame)
-                while target is not None and current[0] >= target[0]:
-                    best = previous if previous and target[0] - previous[0] < current[0] - target[0] else current
-                    yield SampledFrame(clip_index=target[1], offset=best[0], frame=best[1].to_ndarray(format="bgr24"))
-                    target = next(pending, None)
-                if target is None:
-                    return
-                previous = current
+        for current in _keyframes_only(path):
+            while target is not None and current[0] >= target[0]:
+                best = previous if previous and target[0] - previous[0] < current[0] - target[0] else current
+                yield SampledFrame(clip_index=target[1], offset=best[0], frame=best[1].to_ndarray(format="bgr24"))
+                target = next(pending, None)
+            if target is None:
+                return
+            previous = current
     except av.error.FFmpegError:
         return  # like the full decoder: a file that breaks part-way yields what it had
     while target is not None and previous is not None:  # targets after the last keyframe

@@ -4,6 +4,10 @@ Bytes count what the library keeps for a unit: its text and meta (UTF-8), its ve
 SQLite) and its share of each index file (file size x its share of the index's vectors; estimated
 from hnswlib's per-element layout when the files are not at hand). Per minute of footage is the
 parent-retrieval paper's memory-footprint measure (66 KB/min for its textual memory).
+
+`footage_summary` adds, per footage and in total, how the interaction-record memory grew (raw records
+extracted, kept ones, consolidated entries, prototypes: `records.growth_report`) and the atomic
+statements per view.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from pathlib import Path
 from sqlalchemy import cast, func, select
 from sqlalchemy.types import LargeBinary, Text
 
+from egodesk.memory import atomic
 from egodesk.memory.indexfile import M
+from egodesk.memory.records import growth_report
 from egodesk.memory.store import Footage, IndexInfo, Store, Unit, Vector
 
 
@@ -57,6 +63,40 @@ def memory_stats(store: Store, indices_dir: Path | None = None) -> list[dict]:
                     total[key] += g[key]
         out.append(_row(f, "all", "", total, minutes))
     return out
+
+
+_SIZES = ("units", "vectors", "text_bytes", "vector_bytes", "index_bytes", "bytes", "minutes")
+_GROWTH = ("raw_records", "kept_records", "dropped_records", "memory_entries", "prototypes")
+
+
+def footage_summary(store: Store, indices_dir: Path | None = None, rows: list[dict] | None = None) -> dict:
+    """{"footage": one dict per footage, "totals": the same over the library}. Each holds footage_id
+    and title (footage only), the sizes of its "all" row of `memory_stats` (`rows`, computed when not
+    given) with bytes_per_minute and text_bytes_per_minute, "records": `growth_report` without the
+    footage id (raw/kept/dropped records, memory entries, prototypes, compression = raw per entry; the
+    footage's curve too) and "atomic": statements per view."""
+    rows = memory_stats(store, indices_dir) if rows is None else rows
+    out = []
+    for total in (r for r in rows if r["kind"] == "all"):
+        fid = total["footage_id"]
+        growth = growth_report(store, fid)
+        growth.pop("footage_id")
+        views = {r["view"]: r["units"] for r in rows if r["footage_id"] == fid and r["kind"] == atomic.KIND}
+        out.append({"footage_id": fid, "title": total["title"], **_sizes({k: total[k] for k in _SIZES}), "records": growth,
+                    "atomic": {view: views.get(view, 0) for view in atomic.VIEWS}})
+    sums = {k: sum(f[k] for f in out) for k in _SIZES}
+    growth = {k: sum(f["records"][k] for f in out) for k in _GROWTH}
+    growth["compression"] = round(growth["raw_records"] / growth["memory_entries"], 3) if growth["memory_entries"] else None
+    totals = {"footage": len(out), **_sizes(sums), "records": growth,
+              "atomic": {view: sum(f["atomic"][view] for f in out) for view in atomic.VIEWS}}
+    return {"footage": out, "totals": totals}
+
+
+def _sizes(sizes: dict) -> dict:
+    minutes = sizes["minutes"]
+    per_minute = {"bytes_per_minute": round(sizes["bytes"] / minutes) if minutes > 0 else None,
+                  "text_bytes_per_minute": round(sizes["text_bytes"] / minutes) if minutes > 0 else None}
+    return {**sizes, "minutes": round(minutes, 3), **per_minute}
 
 
 def _row(f: Footage, kind: str, view: str, g: dict, minutes: float) -> dict:
