@@ -72,3 +72,20 @@ def fail_on_unexpected_warnings(caplog):
 
 def have(tool: str) -> bool:
     return shutil.which(tool) is not None
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The real MiniLM embedder, loaded once for the whole run."""
+    from egodesk.perception.embedder import make_embedder
+
+    return make_embedder()
+
+
+@pytest.fixture(scope="session")
+def tiny_llm():
+    """The real tiny llm-test model (valid JSON, weak answers), loaded once for the whole run."""
+    from egodesk.core.settings import Settings
+    from egodesk.perception.llm import make_llm
+
+    return make_llm(Settings(llm_model="llm-test", threads=2), n_ctx=2048)

@@ -95,10 +95,3 @@ def add_video(store: Store, thumbs_dir, labels_per_clip: list[list[list]], start
 def make_video(store, lib_paths):
     """make_video(labels_per_clip, start=..., name=..., captions=...) -> footage id"""
     return lambda *args, **kw: add_video(store, lib_paths.thumbnails, *args, **kw)
-
-
-@pytest.fixture(scope="session")
-def embedder():
-    from egodesk.perception.embedder import make_embedder
-
-    return make_embedder()

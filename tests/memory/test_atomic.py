@@ -10,8 +10,6 @@ from egodesk.memory.atomic import VIEWS, atomic_messages, atomic_schema, build_a
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.llm_batches import ClipText
 from egodesk.memory.store import Clip, Unit, Vector
-from egodesk.perception.embedder import make_embedder
-from egodesk.perception.llm import make_llm
 from egodesk.pipeline.textimport import import_memory_jsonl
 
 DIALOGUE = ["Katrina: Are all the packages outside?", "Jake: Yes.", "Jake: Today a few more arrived.",
@@ -60,16 +58,6 @@ def test_parse_keeps_valid_statements_with_their_clip_spans():
     assert [(s.view, s.text, [c.idx for c in s.clips], s.start, s.end) for s in statements] == [
         ("utterance", "I reply that the packages are outside.", [0], 0.0, 10.0),
         ("conversation", "Katrina and I talk about the packages", [0, 2], 0.0, 30.0)]
-
-
-@pytest.fixture(scope="module")
-def embedder():
-    return make_embedder()
-
-
-@pytest.fixture(scope="module")
-def tiny_llm():
-    return make_llm(Settings(llm_model="llm-test", threads=1), n_ctx=2048)
 
 
 def test_build_stop_resume_with_the_test_model(store, lib_paths, tmp_path, embedder, tiny_llm):

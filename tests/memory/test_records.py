@@ -12,21 +12,9 @@ from egodesk.memory.record_tables import BuildProgress, EventPrototype, MemoryEn
 from egodesk.memory.records import (ACTION_SPACE, ENTRY, OBJECT_SPACE, RECORD, build_records, growth_report, parse_records,
                                     record_messages, record_schema)
 from egodesk.memory.store import Unit, Vector
-from egodesk.perception.embedder import make_embedder
-from egodesk.perception.llm import make_llm
 from egodesk.pipeline.textimport import import_memory_jsonl
 
 NARRATIONS = ["I take plate.", "I put down plate.", "I open fridge door.", "I wash cloth.", "I turn on tap.", "I pick up knife."]
-
-
-@pytest.fixture(scope="module")
-def embedder():
-    return make_embedder()
-
-
-@pytest.fixture(scope="module")
-def tiny_llm():
-    return make_llm(Settings(llm_model="llm-test", threads=1), n_ctx=2048)
 
 
 def import_narrations(store, tmp_path, texts, source="kitchen") -> int:

@@ -4,18 +4,7 @@ import numpy as np
 import pytest
 
 from egodesk.core.settings import Settings
-from egodesk.perception.embedder import make_embedder
-from egodesk.perception.llm import LLMError, chat_json, make_llm, parse_json
-
-
-@pytest.fixture(scope="module")
-def embedder():
-    return make_embedder()
-
-
-@pytest.fixture(scope="module")
-def tiny_llm():
-    return make_llm(Settings(llm_model="llm-test", threads=2), n_ctx=1024)
+from egodesk.perception.llm import LLMError, chat_json, parse_json
 
 
 def test_embeddings_are_unit_vectors_and_semantic(embedder):

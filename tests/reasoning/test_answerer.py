@@ -112,14 +112,6 @@ def test_llm_failure_becomes_an_abstention_with_the_reason():
     assert broken.abstained and broken.extra["error"] == "server down"
 
 
-@pytest.fixture(scope="module")
-def tiny_llm():
-    from egodesk.core.settings import Settings
-    from egodesk.perception.llm import make_llm
-
-    return make_llm(Settings(threads=2), role="llm-test", n_ctx=2048)
-
-
 @pytest.mark.slow  # a real model: ~10 s alone, minutes when the machine is busy
 def test_real_tiny_model_returns_a_schema_valid_answer(tiny_llm):
     answer = answer_question(tiny_llm, "What did I take first?", EVIDENCE, ["paper", "plate"], None)

@@ -1,7 +1,7 @@
 from egodesk.core.types import ABSTENTION
 from egodesk.reasoning.ask import ask
 from tests.reasoning.test_answerer import ScriptedLLM
-from tests.retrieval.conftest import DAY1, built, embedder, ts  # noqa: F401  (fixtures)
+from tests.retrieval.conftest import DAY1, built, ts  # noqa: F401  (a fixture)
 
 
 def test_ask_retrieves_then_answers_with_cited_evidence(built, embedder):

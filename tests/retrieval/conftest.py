@@ -14,7 +14,6 @@ from egodesk.core.timeutil import to_ts
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.parent_child import build_parent_child
 from egodesk.memory.store import Store
-from egodesk.perception.embedder import make_embedder
 from egodesk.pipeline.textimport import import_memory_jsonl
 from egodesk.retrieval.base import Memory
 
@@ -46,11 +45,6 @@ def memory_rows() -> list[dict]:
 
 def ts(moment: datetime, seconds: float = 0) -> float:
     return to_ts(moment + timedelta(seconds=seconds))
-
-
-@pytest.fixture(scope="session")
-def embedder():
-    return make_embedder()
 
 
 @pytest.fixture(scope="session")

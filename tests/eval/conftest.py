@@ -1,8 +1,0 @@
-import pytest
-
-from egodesk.perception.embedder import make_embedder
-
-
-@pytest.fixture(scope="session")
-def embedder():
-    return make_embedder()
