@@ -91,4 +91,13 @@ def main(argv: list[str] | None = None) -> int:
         from egodesk.gui.app import run_app
 
         return run_app()
-    return args.func(args)
+    try:
+        return args.func(args)
+    except Exception as exc:  # a full disk or a locked library is the user's to fix: say so, no traceback
+        from egodesk.pipeline.jobs import storage_problem
+
+        problem = storage_problem(exc)
+        if problem is None:
+            raise
+        print(f"egodesk: {problem} ({type(exc).__name__}: {exc})", file=sys.stderr)
+        return 1

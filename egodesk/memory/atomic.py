@@ -102,9 +102,11 @@ def parse_statements(data, batch: list[ClipText]) -> list[Statement]:
     return out
 
 
-def extract_statements(llm, batch: list[ClipText], before: list[ClipText], after: list[ClipText], wearer: str) -> list[Statement]:
+def extract_statements(llm, batch: list[ClipText], before: list[ClipText], after: list[ClipText], wearer: str,
+                       failures: list[LLMError] | None = None) -> list[Statement]:
     """One LLM call per batch; a reply still malformed after the retries is retried as two halves
-    (each keeping its own neighbours as context); a single clip that fails yields nothing, logged."""
+    (each keeping its own neighbours as context); a single clip that fails yields nothing, is logged
+    and its error added to `failures`."""
     try:
         data, _ = chat_json(llm, atomic_messages(batch, before, after, wearer), atomic_schema(len(batch)),
                             max_tokens=48 + TOKENS_PER_CLIP * len(batch))
@@ -112,11 +114,13 @@ def extract_statements(llm, batch: list[ClipText], before: list[ClipText], after
     except LLMError as exc:
         if len(batch) == 1:
             log.warning("no atomic statements for clip %d: %s", batch[0].clip_id, exc)
+            if failures is not None:
+                failures.append(exc)
             return []
         half = len(batch) // 2
         left, right = batch[:half], batch[half:]
-        return (extract_statements(llm, left, before, right[:1], wearer)
-                + extract_statements(llm, right, left[-1:], after, wearer))
+        return (extract_statements(llm, left, before, right[:1], wearer, failures)
+                + extract_statements(llm, right, left[-1:], after, wearer, failures))
 
 
 def build_atomic(store: Store, index_manager: IndexManager, embedder, llm, footage_id: int, settings: Settings,
@@ -127,7 +131,10 @@ def build_atomic(store: Store, index_manager: IndexManager, embedder, llm, foota
 
     def prepare(batch: list[ClipText], clips: list[ClipText]):
         before, after = context_window(batch, clips, settings.atomic_context_before, settings.atomic_context_after)
-        statements = extract_statements(llm, batch, before, after, settings.wearer_name)
+        failures: list[LLMError] = []
+        statements = extract_statements(llm, batch, before, after, settings.wearer_name, failures)
+        if len(failures) == len(batch):  # no clip got a usable reply: the LLM fails, not one clip; the
+            raise failures[-1]  # build stops before this batch (kept batches stay) and the stage fails
         return statements, embedder.embed([st.text for st in statements])
 
     def write(s: Session, _batch: list[ClipText], prepared, _mark: BuildProgress) -> None:

@@ -10,6 +10,7 @@ its thumbnails on disk. The SQLite part is one transaction; thumbnails are delet
 from __future__ import annotations
 
 import logging
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,6 +65,7 @@ def forget(store: Store, index_manager: IndexManager, paths: LibraryPaths, foota
             for table in (Caption, TranscriptSegment):
                 s.execute(delete(table).where(table.footage_id == footage_id, *_overlap(table, lo, hi)))
     index_manager.save()
+    shutil.rmtree(index_manager.lexical_dir, ignore_errors=True)  # saved BM25 indices hold the forgotten words
     report.thumbnails = _delete_thumbnails(paths, thumbs)
     if whole:
         folder = paths.thumbnails / str(footage_id)

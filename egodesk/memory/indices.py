@@ -19,7 +19,7 @@ Writes are staged on a SQLAlchemy session and reach the in-memory index only whe
 commits, so a rolled-back builder leaves no phantom labels. One lock serialises every index
 operation (hnswlib can crash when inserts and searches interleave); a query takes ~1 ms, so searches
 queueing behind each other costs little. Call `save()` after a batch of writes, outside any open write
-transaction; an unsaved index is simply rebuilt at the next start.
+transaction; an unsaved index is simply rebuilt at the next start (and written by the next save).
 """
 
 from __future__ import annotations
@@ -34,12 +34,13 @@ from pathlib import Path
 
 import hnswlib
 import numpy as np
-from sqlalchemy import event, select
+from sqlalchemy import event, func, select
 from sqlalchemy.orm import Session
 
+from egodesk.core.faults import fault_point
 from egodesk.memory import indexfile
 from egodesk.memory.indexfile import EF_SEARCH, METRIC, Manifest, new_index
-from egodesk.memory.store import IndexInfo, Store
+from egodesk.memory.store import IndexInfo, Store, Vector
 from egodesk.memory.vectors import delete_vectors, load_vectors, normalise, put_vectors, spaces_of, vector_dim, vector_ids
 
 log = logging.getLogger(__name__)
@@ -71,10 +72,6 @@ class _Space:
     live: set[int] = field(default_factory=set)
     dead: set[int] = field(default_factory=set)
     dirty: bool = False
-    # For exact (filtered) scoring: the space's vectors by sorted unit id, loaded from SQLite on the
-    # first selective filter and dropped on every write.
-    cache_ids: np.ndarray | None = None
-    cache: np.ndarray | None = None
 
 
 class IndexManager:
@@ -94,6 +91,11 @@ class IndexManager:
         self.dir.mkdir(parents=True, exist_ok=True)
         self._spaces: dict[str, _Space] = {}
         self._lock = threading.RLock()
+
+    @property
+    def lexical_dir(self) -> Path:
+        """Where retrieval keeps its saved BM25 indices: caches of unit text, like the files here."""
+        return self.dir / "lexical"
 
     # ----------------------------------------------------------------------------------- writes
 
@@ -161,9 +163,13 @@ class IndexManager:
 
     def save(self) -> None:
         """Write every changed index to disk (temp file + rename) and update its manifest row.
-        Compacts an index whose deleted labels outnumber its live ones. Call outside any open write
-        transaction on the same database (the manifest update needs the write lock)."""
+        Compacts an index whose deleted labels outnumber its live ones. Also saves, rebuilt, a space
+        whose saved file is behind SQLite (a crash came between a commit and the save, or between a
+        file and its manifest row): once here rather than at every later load. Call outside any open
+        write transaction on the same database (the manifest update needs the write lock)."""
         with self._lock:
+            for space in self._behind():
+                self._space(space)  # the load's checks fail and rebuild it: dirty
             for sp in list(self._spaces.values()):
                 if sp.dirty:
                     if len(sp.dead) >= max(COMPACT_MIN_DEAD, len(sp.live)):
@@ -228,6 +234,14 @@ class IndexManager:
     def _header(self, space: str) -> Path:
         return self.dir / f"{space}.json"
 
+    def _behind(self) -> list[str]:
+        """Spaces not loaded here whose manifest row does not describe a saved file of their vectors."""
+        with self.store.session() as s:
+            saved = {name: (file, count) for name, file, count in s.execute(select(IndexInfo.name, IndexInfo.file, IndexInfo.count))}
+            stored = dict(s.execute(select(Vector.space, func.count()).group_by(Vector.space)).all())
+        return [space for space in sorted(saved.keys() | stored.keys()) if space not in self._spaces
+                and (space not in saved or saved[space][1] != stored.get(space, 0) or (stored.get(space) and not saved[space][0]))]
+
     def _unit_of_work(self, session: Session | None):
         return nullcontext(session) if session is not None else self.store.session()
 
@@ -281,7 +295,6 @@ class IndexManager:
         sp.live.update(ids.tolist())
         sp.dead.difference_update(ids.tolist())
         sp.dirty = True
-        sp.cache = sp.cache_ids = None
 
     def _apply_remove(self, space: str, ids: np.ndarray) -> None:
         sp = self._spaces.get(space)
@@ -337,6 +350,7 @@ class IndexManager:
         path = self._file(sp.name)
         header = {"model_id": sp.model_id, "dim": sp.dim, "live": len(sp.live), "dead": sorted(sp.dead)}
         sha = indexfile.write(sp.index, path, self._header(sp.name), header)
+        fault_point(f"index-save:{sp.name}")  # new file, old manifest row: the next load must rebuild
         with self.store.session() as s:
             row = s.get(IndexInfo, sp.name)
             if row is None:
@@ -358,18 +372,15 @@ class IndexManager:
         return [[(int(l), float(1.0 - d)) for l, d in zip(row_l, row_d)] for row_l, row_d in zip(labels, dists)]
 
     def _exact(self, sp: _Space, queries: np.ndarray, allowed: set[int], k: int) -> list[Hits]:
-        """Exact cosine top-k over the allowed live units (stored vectors are unit length)."""
-        if sp.cache is None:
-            with self.store.session() as s:
-                sp.cache_ids, sp.cache = load_vectors(s, sp.name)
-        ids = np.fromiter(allowed, dtype=np.int64, count=len(allowed))
-        rows = np.searchsorted(sp.cache_ids, ids)
-        found = (rows < len(sp.cache_ids)) & (sp.cache_ids[np.minimum(rows, len(sp.cache_ids) - 1)] == ids)
-        ids, rows = ids[found], rows[found]
+        """Exact cosine top-k over the allowed live units. Their vectors come from the graph itself
+        (hnswlib keeps cosine vectors unit length): reading the whole space from SQLite first cost
+        seconds on a big library's first question."""
+        ids = np.fromiter(allowed, dtype=np.int64, count=len(allowed))  # live labels only: callers intersect with sp.live
         if not len(ids):
             return [[] for _ in range(len(queries))]
+        vectors = np.asarray(sp.index.get_items(ids), dtype=np.float32)
         norms = np.linalg.norm(queries, axis=1, keepdims=True)
-        sims = (queries / np.maximum(norms, 1e-12)) @ sp.cache[rows].T
+        sims = (queries / np.maximum(norms, 1e-12)) @ vectors.T
         k = min(k, len(ids))
         out: list[Hits] = []
         for row in sims:

@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from egodesk.core.faults import fault_point
 from egodesk.core.paths import resources_dir
 from egodesk.core.types import Progress
 from egodesk.memory.parent_child import transcript_line
@@ -114,6 +115,8 @@ def run_batches(store: Store, footage_id: int, builder: str, batch_size: int,
             mark = get_progress(s, footage_id, builder)
             write(s, batch, prepared, mark)
             mark.last_idx, mark.batches, mark.updated_at = batch[-1].idx, mark.batches + 1, time.time()
+            s.flush()
+            fault_point(f"{builder}:batch{mark.batches}")  # written, not committed: a kill here loses this batch only
         run.done += len(batch)
         run.batches += 1
         if progress is not None:

@@ -131,10 +131,10 @@ def parse_records(data: Any, clips: list[ClipText], wearer: str) -> list[Record]
     return sorted(out, key=lambda r: order[r.clip_id])  # stable: keeps each entry's own record order
 
 
-def extract_records(llm, clips: list[ClipText], wearer: str) -> list[Record]:
+def extract_records(llm, clips: list[ClipText], wearer: str, failures: list[LLMError] | None = None) -> list[Record]:
     """Records of a batch of clips in one LLM call. A reply that stays malformed after the retries
     (e.g. cut off by the token budget) is retried as two halves; a single clip that still fails
-    yields no records and is logged."""
+    yields no records, is logged and its error added to `failures`."""
     if not clips:
         return []
     try:
@@ -144,9 +144,11 @@ def extract_records(llm, clips: list[ClipText], wearer: str) -> list[Record]:
     except LLMError as exc:
         if len(clips) == 1:
             log.warning("no interaction records for clip %d: %s", clips[0].clip_id, exc)
+            if failures is not None:
+                failures.append(exc)
             return []
         half = len(clips) // 2
-        return extract_records(llm, clips[:half], wearer) + extract_records(llm, clips[half:], wearer)
+        return extract_records(llm, clips[:half], wearer, failures) + extract_records(llm, clips[half:], wearer, failures)
 
 
 # ------------------------------------------------------------------------------------ compression
@@ -184,7 +186,10 @@ class _Prepared:
 
 def _prepare(llm, embedder, wearer: str) -> Callable[[list[ClipText], list[ClipText]], _Prepared]:
     def prepare(batch: list[ClipText], _all: list[ClipText]) -> _Prepared:
-        records = extract_records(llm, batch, wearer)
+        failures: list[LLMError] = []
+        records = extract_records(llm, batch, wearer, failures)
+        if len(failures) == len(batch):  # no clip got a usable reply: the LLM fails, not one clip; the
+            raise failures[-1]  # build stops before this batch (kept batches stay) and the stage fails
         texts = sorted({t for r in records for t in (r.action, r.object, f"{r.action} {r.object}")})
         return _Prepared(records, dict(zip(texts, embedder.embed(texts))))
     return prepare

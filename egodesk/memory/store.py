@@ -7,6 +7,7 @@ all of a stage's rows or none. Deleting a footage cascades to everything derived
 
 from __future__ import annotations
 
+import os
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,7 +30,9 @@ from sqlalchemy import (
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship, sessionmaker
 
-BUSY_TIMEOUT_MS = 10_000
+# How long a write waits for another connection's lock before it fails with "database is locked"
+# (EGODESK_BUSY_TIMEOUT_MS shortens it for the locked-database fault test).
+BUSY_TIMEOUT_MS = int(os.environ.get("EGODESK_BUSY_TIMEOUT_MS", "10000"))
 
 
 class Base(DeclarativeBase):

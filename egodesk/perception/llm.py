@@ -136,7 +136,9 @@ class ServerLLM:
             raise LLMError("no server URL is configured (Settings > Models > Server URL)")
         self.url = url.rstrip("/")
         self.model_id = model or "server"
-        self._client = httpx.Client(timeout=timeout)
+        self.timeout = timeout
+        # connecting fails fast (a closed port); an answer may take as long as the user allows
+        self._client = httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))
 
     def _post(self, body: dict) -> dict:
         import httpx
@@ -146,11 +148,13 @@ class ServerLLM:
             response.raise_for_status()
             return response.json()
         except httpx.TimeoutException as exc:
-            raise LLMError(f"{self.url}: the server did not answer in time ({exc})") from exc
+            raise LLMError(f"{self.url}: the server did not answer within {self.timeout:g} s ({exc})") from exc
         except httpx.HTTPStatusError as exc:
             raise LLMError(f"{self.url}: HTTP {exc.response.status_code}: {exc.response.text[:300]}") from exc
-        except (httpx.HTTPError, ValueError) as exc:
-            raise LLMError(f"{self.url}: cannot reach the server ({exc})") from exc
+        except httpx.HTTPError as exc:
+            raise LLMError(f"{self.url}: cannot reach the server (is it running?) ({exc})") from exc
+        except ValueError as exc:
+            raise LLMError(f"{self.url}: the reply is not JSON ({exc})") from exc
 
     def chat(self, messages: Messages, max_tokens: int = 256, temperature: float = 0.0, schema: dict | None = None) -> tuple[str, int]:
         body: dict[str, Any] = {"model": self.model_id, "messages": messages, "max_tokens": max_tokens, "temperature": temperature}

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from sqlalchemy import select
 
+from egodesk.core.faults import fault_point
 from egodesk.core.paths import LibraryPaths
 from egodesk.core.settings import Settings
 from egodesk.core.types import FootageKind, Progress
@@ -102,6 +103,8 @@ def add_video(store: Store, settings: Settings, path: Path) -> tuple[int, bool]:
             session.add(Clip(footage_id=footage.id, idx=span.index, offset=span.offset,
                              start_ts=start + span.offset, end_ts=start + span.offset + span.duration))
         jobs.ensure_jobs(session, footage.id, PIPELINE_STAGES, done=("probe",))
+        session.flush()
+        fault_point("probe:commit")  # registered but not committed: a kill here must leave no trace
         return footage.id, True
 
 
@@ -135,7 +138,9 @@ def process(store: Store, paths: LibraryPaths, settings: Settings,
             break
         except Exception as exc:  # one footage's failure must not stop the others
             log.exception("footage %s: stage %s failed", footage_id, stage)
-            jobs.set_state(store, footage_id, stage, "failed", error=f"{type(exc).__name__}: {exc}")
+            jobs.set_state(store, footage_id, stage, "failed", error=jobs.failure_text(exc))
             outcome["failed"] += 1
-            progress(Progress(stage, 0, 0, footage_id, f"failed: {exc}"))
+            progress(Progress(stage, 0, 0, footage_id, f"failed: {jobs.failure_text(exc)}"))
+            if jobs.storage_problem(exc):
+                break  # a full disk or a locked database would fail every next stage the same way
     return outcome

@@ -2,11 +2,14 @@
 
 A stage's results and its job's "done" mark are written in the same transaction (see `finish`), so
 after a crash a stage is either wholly done or not at all. Jobs left "running" by a crash or a kill
-are put back to "pending" when the next worker starts (`recover_orphans`).
+are put back to "pending" when the next worker starts (`recover_orphans`). A failure is stored as
+a sentence the user can act on (`failure_text`): a full disk and a database held locked by another
+program are named as such.
 """
 
 from __future__ import annotations
 
+import errno
 import time
 
 from sqlalchemy import select, update
@@ -18,6 +21,8 @@ from egodesk.memory.store import Footage, Job, Store
 VIDEO_STAGES = ("probe", "audio", "asr", "keyframes", "ocr", "captions")
 MEMORY_STAGES = ("memory-parent", "memory-visual", "memory-records", "memory-atomic")
 RESUMABLE = ("pending", "running", "cancelled", "failed")
+DISK_FULL = "the disk is full (no space left on device): free some space, then resume"
+BUSY = "the library is busy: another program holds its database locked; resume once it has finished"
 
 
 def ensure_jobs(session: Session, footage_id: int, stages: tuple[str, ...], done: tuple[str, ...] = ()) -> None:
@@ -68,6 +73,8 @@ def set_state(store: Store, footage_id: int, stage: str, state: str, error: str 
         values["total"] = total
     with store.session() as session:
         session.execute(update(Job).where(Job.footage_id == footage_id, Job.stage == stage).values(**values))
+    if state == "running":
+        fault_point(f"{stage}:start")  # marked running, nothing of the stage done yet
 
 
 def finish(session: Session, footage_id: int, stage: str, count: int) -> None:
@@ -82,3 +89,30 @@ def finish(session: Session, footage_id: int, stage: str, count: int) -> None:
 
 def stage_states(session: Session, footage_id: int) -> dict[str, str]:
     return dict(session.execute(select(Job.stage, Job.state).where(Job.footage_id == footage_id)).all())
+
+
+def storage_problem(exc: BaseException) -> str | None:
+    """DISK_FULL or BUSY when `exc` (or what caused it) is a full disk or a database another connection
+    holds locked past the busy timeout; None for any other error."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        err = todo.pop()
+        if err is None or id(err) in seen:
+            continue
+        seen.add(id(err))
+        text = str(err).lower()
+        if (isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT)) \
+                or "database or disk is full" in text or "no space left on device" in text:
+            return DISK_FULL
+        if "database is locked" in text or "database is busy" in text:
+            return BUSY
+        todo += [err.__cause__, err.__context__, getattr(err, "orig", None)]  # `orig`: SQLAlchemy's DBAPI error
+    return None
+
+
+def failure_text(exc: BaseException) -> str:
+    """What a failed job's row says: the fix first when there is one, then the error itself."""
+    detail = f"{type(exc).__name__}: {exc}"
+    problem = storage_problem(exc)
+    return f"{problem} ({detail})" if problem else detail

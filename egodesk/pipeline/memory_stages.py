@@ -6,47 +6,46 @@ so a stage killed part-way and run again ends with the same rows."""
 
 from __future__ import annotations
 
+from sqlalchemy import func, select
+
+from egodesk.memory.store import Unit
 from egodesk.pipeline.jobs import finish
 from egodesk.pipeline.stages import Cancelled, StageContext
 
 
 def run_parent_child(ctx: StageContext) -> None:
-    from egodesk.memory.parent_child import build_parent_child
+    from egodesk.memory.parent_child import BUILDER, build_parent_child
 
-    report = build_parent_child(ctx.store, ctx.engines.index_manager, ctx.engines.embedder, ctx.footage_id, ctx.engines.settings)
-    with ctx.store.session() as session:
-        finish(session, ctx.footage_id, "memory-parent", _count(report))
+    build_parent_child(ctx.store, ctx.engines.index_manager, ctx.engines.embedder, ctx.footage_id, ctx.engines.settings)
+    _finish(ctx, "memory-parent", BUILDER)
 
 
 def run_visual(ctx: StageContext) -> None:
-    from egodesk.memory.visual import build_visual
+    from egodesk.memory.visual import BUILDER, build_visual
 
-    report = build_visual(ctx.store, ctx.engines.index_manager, ctx.engines.embedder, ctx.footage_id)
-    with ctx.store.session() as session:
-        finish(session, ctx.footage_id, "memory-visual", _count(report))
+    build_visual(ctx.store, ctx.engines.index_manager, ctx.engines.embedder, ctx.footage_id)
+    _finish(ctx, "memory-visual", BUILDER)
 
 
 def run_records(ctx: StageContext) -> None:
-    from egodesk.memory.records import build_records
+    from egodesk.memory.records import BUILDER, build_records
 
-    _run_llm_builder(ctx, "memory-records", ctx.engines.settings.memory_records, build_records)
+    _run_llm_builder(ctx, "memory-records", ctx.engines.settings.memory_records, build_records, BUILDER)
 
 
 def run_atomic(ctx: StageContext) -> None:
-    from egodesk.memory.atomic import build_atomic
+    from egodesk.memory.atomic import BUILDER, build_atomic
 
-    _run_llm_builder(ctx, "memory-atomic", ctx.engines.settings.memory_atomic, build_atomic)
+    _run_llm_builder(ctx, "memory-atomic", ctx.engines.settings.memory_atomic, build_atomic, BUILDER)
 
 
-def _run_llm_builder(ctx: StageContext, stage: str, enabled: bool, builder) -> None:
+def _run_llm_builder(ctx: StageContext, stage: str, enabled: bool, build, builder: str) -> None:
     """Run an LLM memory builder (switched off in settings: the stage completes with nothing built)."""
-    report = {}
     if enabled:
-        report = builder(ctx.store, ctx.engines.index_manager, ctx.engines.embedder, ctx.engines.llm, ctx.footage_id,
-                         ctx.engines.settings, progress=ctx.progress, should_stop=ctx.should_stop)
+        build(ctx.store, ctx.engines.index_manager, ctx.engines.embedder, ctx.engines.llm, ctx.footage_id,
+              ctx.engines.settings, progress=ctx.progress, should_stop=ctx.should_stop)
     _stop_if_asked(ctx, stage)
-    with ctx.store.session() as session:
-        finish(session, ctx.footage_id, stage, _count(report))
+    _finish(ctx, stage, builder)
 
 
 def _stop_if_asked(ctx: StageContext, stage: str) -> None:
@@ -55,11 +54,13 @@ def _stop_if_asked(ctx: StageContext, stage: str) -> None:
         raise Cancelled(stage)
 
 
-def _count(report) -> int:
-    """Units a builder wrote: builders report `units`; the LLM builders `records` or `statements`."""
-    if isinstance(report, dict):
-        return int(report.get("records", report.get("statements", 0)) or 0)
-    return int(getattr(report, "units", 0) or 0)
+def _finish(ctx: StageContext, stage: str, builder: str) -> None:
+    """Mark the stage done with the count of units the footage holds from its builder: what a run
+    resumed after a crash reports is then what an uninterrupted one does (not only its own additions)."""
+    with ctx.store.session() as session:
+        held = session.scalar(select(func.count()).select_from(Unit)
+                              .where(Unit.footage_id == ctx.footage_id, Unit.builder == builder))
+        finish(session, ctx.footage_id, stage, int(held or 0))
 
 
 MEMORY_STAGE_FUNCTIONS = {"memory-parent": run_parent_child, "memory-visual": run_visual,

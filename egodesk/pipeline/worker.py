@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import fcntl
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -77,7 +78,8 @@ def start_worker(paths: LibraryPaths, detached: bool) -> subprocess.Popen:
         paths.logs.mkdir(parents=True, exist_ok=True)
         log = open(paths.logs / "worker.out", "ab")
         return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env)
+    # stderr is the caller's own: a pipe nobody reads would stall the worker once it held 64 KB.
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=None, stdin=subprocess.DEVNULL, text=True, env=env)
 
 
 def stop_process(pid: int, grace_s: float = CANCEL_GRACE_S) -> bool:
@@ -133,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     from egodesk.core.settings import Settings
     from egodesk.memory.store import Store
     from egodesk.pipeline.ingest import process
+    from egodesk.pipeline.jobs import failure_text, storage_problem
 
     parser = argparse.ArgumentParser(prog="egodesk-worker")
     parser.add_argument("--library", required=True)
@@ -140,14 +143,23 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     paths = LibraryPaths.at(args.library).ensure()
     setup_logging(paths)
+    logging.raiseExceptions = False  # a log file on a full disk must not put a traceback on stderr per line
     with worker_lock(paths) as mine:
         if not mine:
             print(json.dumps({"stage": "worker", "done": 0, "total": 0, "message": "another worker is running"}), flush=True)
             return 0
         store = Store(paths.database)
         settings = Settings.load(paths.settings_file)
-        outcome = process(store, paths, settings,
-                          progress=lambda p: print(json.dumps(asdict(p)), flush=True), retry_failed=args.retry_failed)
+        try:
+            outcome = process(store, paths, settings,
+                              progress=lambda p: print(json.dumps(asdict(p)), flush=True), retry_failed=args.retry_failed)
+        except Exception as exc:  # a full disk or a locked database even kept the job from being marked failed
+            problem = storage_problem(exc)
+            if problem is None:
+                raise
+            print(json.dumps({"stage": "worker", "done": 0, "total": 0, "message": problem}), flush=True)
+            print(f"egodesk worker: {failure_text(exc)}", file=sys.stderr, flush=True)
+            return 1  # the stage stays "running": the next worker takes it up again
         print(json.dumps({"stage": "worker", "done": outcome["done"], "total": sum(outcome.values()),
                           "message": json.dumps(outcome)}), flush=True)
     return 0

@@ -61,7 +61,7 @@ class Memory:
         self.llm = llm
         self.settings = settings or Settings()
         self._catalogs = CatalogCache(store)
-        self._lexical = LexicalCache()
+        self._lexical = LexicalCache(index_manager.lexical_dir)
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._objects: dict[str, tuple] = {}
 

@@ -1,21 +1,31 @@
 """Lexical search: BM25 (bm25s, Lucene variant) over the text of a family of units.
 
 One index per unit family ("subchunk", the parents, an atomic view...), built from the catalog
-snapshot on first use and kept until the snapshot changes (100k short units index in ~2 s). Words
-are lower-cased, English stop words dropped and reduced by the same light lemmatiser the question
-analysis uses, so "took" in a question meets "take" in a narration.
+snapshot on first use and kept until the snapshot changes. Words are lower-cased, English stop words
+dropped and reduced by the same light lemmatiser the question analysis uses, so "took" in a question
+meets "take" in a narration.
+
+Building costs about 1.5 s of CPU per 50k units, which a library's first question would pay on every
+start, so each index is also saved in the library's index folder under its family and snapshot and
+loaded from there (milliseconds) until the units change. Like the hnswlib files these are caches:
+a missing or unreadable one is built again.
 """
 
 from __future__ import annotations
 
+import logging
+import shutil
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 import bm25s
 import numpy as np
 
 from egodesk.retrieval.catalog import Catalog
 from egodesk.retrieval.question import lemma
+
+log = logging.getLogger(__name__)
 
 
 def _stem(words: list[str]) -> list[str]:
@@ -29,14 +39,33 @@ def tokenize(texts: Sequence[str]) -> list[list[str]]:
 class LexicalIndex:
     """BM25 over the catalog rows `rows` (positions into the catalog)."""
 
-    def __init__(self, catalog: Catalog, rows: np.ndarray):
+    def __init__(self, catalog: Catalog, rows: np.ndarray, saved: Path | None = None):
         self.rows = rows
         self._bm25: bm25s.BM25 | None = None
-        texts = [catalog.text[i] for i in rows]
-        if texts:
-            tokens = bm25s.tokenize(texts, stopwords="english", stemmer=_stem, show_progress=False)
+        if not len(rows):
+            return
+        if saved is not None and saved.is_dir():
+            try:
+                self._bm25 = bm25s.BM25.load(saved, mmap=False, show_progress=False)
+            except (OSError, ValueError, KeyError) as exc:
+                log.info("rebuilding the lexical index %s: %s", saved.name, exc)
+        if self._bm25 is None:
+            tokens = bm25s.tokenize([catalog.text[i] for i in rows], stopwords="english", stemmer=_stem, show_progress=False)
             self._bm25 = bm25s.BM25()
             self._bm25.index(tokens, show_progress=False)
+            if saved is not None:
+                self._save(saved)
+
+    def _save(self, folder: Path) -> None:
+        """Whole or not at all: written beside, then renamed; a failure only costs the next start a build."""
+        partial = folder.with_name(folder.name + ".partial")
+        try:
+            shutil.rmtree(partial, ignore_errors=True)
+            self._bm25.save(partial, show_progress=False)
+            partial.rename(folder)
+        except OSError as exc:
+            shutil.rmtree(partial, ignore_errors=True)
+            log.info("the lexical index %s was not saved: %s", folder.name, exc)
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every row of this index for `query` (zeros when nothing matches)."""
@@ -69,11 +98,27 @@ class LexicalIndex:
 
 
 class LexicalCache:
-    """The lexical index of each unit family, rebuilt when the catalog snapshot changes."""
+    """The lexical index of each unit family, rebuilt when the catalog snapshot changes; saved in
+    `folder` (when given) so that another process or a restart loads it instead."""
 
-    def __init__(self):
+    def __init__(self, folder: Path | None = None):
+        self.folder = folder
         self._indices: dict[tuple, LexicalIndex] = {}
         self._lock = threading.Lock()
+
+    def _saved(self, kinds: Sequence[str], views: Sequence[str] | None, stamp: tuple[int, int]) -> Path | None:
+        """This family's folder for this snapshot; older snapshots of the family are deleted."""
+        if self.folder is None:
+            return None
+        family = f"{'+'.join(kinds)}.{'+'.join(views or ('all',))}"
+        current = self.folder / f"{family}.{stamp[0]}-{stamp[1]}"
+        if self.folder.is_dir():
+            for old in self.folder.glob(f"{family}.*"):
+                if old != current:
+                    shutil.rmtree(old, ignore_errors=True)
+        else:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        return current
 
     def get(self, catalog: Catalog, kinds: Sequence[str], views: Sequence[str] | None = None) -> LexicalIndex:
         key = (tuple(kinds), tuple(views or ()), catalog.stamp)
@@ -81,5 +126,6 @@ class LexicalCache:
             index = self._indices.get(key)
             if index is None:
                 self._indices = {k: v for k, v in self._indices.items() if k[2] == catalog.stamp}
-                index = self._indices[key] = LexicalIndex(catalog, np.flatnonzero(catalog.mask(kinds=kinds, views=views)))
+                index = self._indices[key] = LexicalIndex(catalog, np.flatnonzero(catalog.mask(kinds=kinds, views=views)),
+                                                          self._saved(kinds, views, catalog.stamp))
             return index

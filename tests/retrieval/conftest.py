@@ -49,7 +49,11 @@ def ts(moment: datetime, seconds: float = 0) -> float:
 
 @pytest.fixture(scope="session")
 def built(tmp_path_factory, embedder):
-    root = tmp_path_factory.mktemp("retrieval-library")
+    return build_library(tmp_path_factory.mktemp("retrieval-library"), embedder)
+
+
+def build_library(root, embedder):
+    """(store, index manager) of a real library of `memory_rows()` in `root`, parent-child built."""
     path = root / "memory.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in memory_rows()) + "\n", encoding="utf-8")
     paths = LibraryPaths.at(root / "lib").ensure()
