@@ -29,6 +29,8 @@ TAIL_TIMEOUT_S = 60.0  # a file without a seek index is read from the start
 
 # ISO base media (MP4/MOV) files start with one of these boxes; used to tell "cut short" from "not video".
 _ISO_BOXES = {b"ftyp", b"mdat", b"moov", b"free", b"skip", b"wide", b"pnot"}
+# Text tracks ffprobe recognises by their content; egodesk imports these by their suffix.
+_SUBTITLE_FORMATS = {"srt", "webvtt"}
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,9 @@ def probe(path: str | os.PathLike) -> MediaInfo:
     audios = [s for s in streams if s.get("codec_type") == "audio"]
     if not videos and not audios:
         kind = fmt.get("format_long_name") or fmt.get("format_name") or "unknown"
-        raise MediaError(path, f"not a media file: no audio or video streams (format: {kind}; corrupt?)")
+        hint = ("a subtitle file? give it an .srt or .vtt name to import it as a transcript"
+                if fmt.get("format_name") in _SUBTITLE_FORMATS else "corrupt?")
+        raise MediaError(path, f"not a media file: no audio or video streams (format: {kind}; {hint})")
     if not videos:
         raise MediaError(path, "no video stream")
     video = videos[0]

@@ -29,7 +29,7 @@ from egodesk.memory.store import Clip, Footage, Store
 from egodesk.pipeline import jobs
 from egodesk.pipeline.engines import Engines
 from egodesk.pipeline.stages import STAGE_FUNCTIONS, Cancelled, StageContext
-from egodesk.pipeline.textimport import TextTrackError, import_memory_jsonl, import_subtitles
+from egodesk.pipeline.textimport import import_memory_jsonl, import_subtitles
 
 log = logging.getLogger(__name__)
 
@@ -72,8 +72,8 @@ def add_paths(store: Store, settings: Settings, paths: Iterable[str | os.PathLik
             else:
                 footage_id, created = add_video(store, settings, path)
                 (report.added if created else report.existing).append(footage_id)
-        except (MediaError, TextTrackError) as exc:
-            report.errors.append((str(path), getattr(exc, "reason", str(exc))))
+        except MediaError as exc:  # a bad video or text track alike
+            report.errors.append((str(path), exc.reason))
         except (OSError, UnicodeDecodeError) as exc:
             report.errors.append((str(path), f"cannot read the file ({exc})"))
     return report

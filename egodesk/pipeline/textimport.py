@@ -10,6 +10,7 @@ produces is written in one transaction: re-importing the same file adds nothing.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import logging
@@ -22,14 +23,18 @@ from sqlalchemy import select
 from egodesk.core.manifest import sha256_of
 from egodesk.core.timeutil import parse_iso
 from egodesk.core.types import FootageKind
+from egodesk.media.errors import MediaError
 from egodesk.memory.store import Caption, Clip, Footage, Job, Store, TranscriptSegment
 from egodesk.pipeline.jobs import MEMORY_STAGES, ensure_jobs
 
 log = logging.getLogger(__name__)
 
 SPEAKER_PREFIX = re.compile(r"^\s*([A-Z][\w .'-]{0,40}):\s+(.*)$", re.S)
-TIMESTAMP = re.compile(r"(?:(\d+):)?(\d{1,2}):(\d{2})[.,](\d{1,3})")
+# hh:mm:ss,mmm (SRT) or [hh:]mm:ss.mmm (WebVTT); a missing fraction is tolerated.
+CUE_TIME = re.compile(r"(?:(\d+):)?([0-5]?\d):([0-5]\d)(?:[.,](\d{1,3}))?")
 TEXT_STAGE = "text"
+KINDS = ("caption", "narration", "transcript")
+HEADERS = ("WEBVTT", "NOTE", "STYLE", "REGION")  # WebVTT blocks that are not cues
 
 
 @dataclass
@@ -48,58 +53,118 @@ class TextImportResult:
     problems: list[str] = field(default_factory=list)  # "file:line: reason"
 
 
-class TextTrackError(ValueError):
-    pass
+class TextTrackError(MediaError):
+    """A text track egodesk cannot use; like a bad video's error, `str()` is "<path>: <reason>"."""
+
+
+def _lines(path: Path, problems: list[str]) -> list[tuple[int, str]]:
+    """The file's lines, numbered from 1. UTF-8 (a BOM is dropped), or UTF-16 with its BOM; lines that
+    are not UTF-8 are read as Windows-1252 (what old subtitle files use) and noted: their text is kept.
+    Binary data (a video with a subtitle's name) is refused."""
+    data = path.read_bytes()
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return list(enumerate(data.decode("utf-16", errors="replace").replace("\r", "").split("\n"), start=1))
+    if b"\x00" in data:
+        raise TextTrackError(path, "not a text file (it contains binary data; a video with a text track's name?)")
+    out, legacy = [], []
+    for number, raw in enumerate(data.removeprefix(codecs.BOM_UTF8).split(b"\n"), start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            line = raw.decode("cp1252", errors="replace")
+            legacy.append(number)
+        out.append((number, line.rstrip("\r")))
+    if legacy:
+        problems.append(f"{path.name}:{legacy[0]}: {len(legacy)} line(s) are not UTF-8 text; read as Windows-1252")
+    return out
+
+
+def _entry(row) -> tuple[str, Entry]:
+    """A memory.jsonl row as (source, entry); ValueError says what is wrong with it."""
+    if not isinstance(row, dict):
+        raise ValueError("not a JSON object")
+    missing = [key for key in ("source", "start", "end", "text") if key not in row]
+    if missing:
+        raise ValueError(f"missing {', '.join(missing)}")
+    if not isinstance(row["text"], str) or not row["text"].strip():
+        raise ValueError("no text")
+    try:
+        start, end = parse_iso(str(row["start"])), parse_iso(str(row["end"]))
+    except (ValueError, OverflowError) as exc:
+        raise ValueError(f"bad time ({exc})") from exc
+    kind = row.get("kind") or "caption"
+    if kind not in KINDS:
+        raise ValueError(f"unknown kind {kind!r}")
+    if end < start:
+        raise ValueError("end before start")
+    return str(row["source"]), Entry(start, end, kind, row["text"])
 
 
 def read_memory_jsonl(path: Path, problems: list[str]) -> dict[str, list[Entry]]:
-    """Entries per source, in file order; malformed lines go to `problems`."""
+    """Entries per source, in file order; malformed lines go to `problems` with their line numbers."""
     per_source: dict[str, list[Entry]] = {}
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                entry = Entry(parse_iso(row["start"]), parse_iso(row["end"]), row.get("kind") or "caption", str(row["text"]))
-                source = str(row["source"])
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-                problems.append(f"{path.name}:{number}: skipped ({type(exc).__name__}: {exc})")
-                continue
-            if entry.end < entry.start or entry.kind not in ("caption", "narration", "transcript"):
-                problems.append(f"{path.name}:{number}: skipped (end before start or unknown kind {entry.kind!r})")
-                continue
-            per_source.setdefault(source, []).append(entry)
+    for number, line in _lines(path, problems):
+        if not line.strip():
+            continue
+        try:
+            source, entry = _entry(json.loads(line))
+        except json.JSONDecodeError as exc:
+            problems.append(f"{path.name}:{number}: skipped (invalid JSON: {exc.msg} at column {exc.colno})")
+            continue
+        except ValueError as exc:
+            problems.append(f"{path.name}:{number}: skipped ({exc})")
+            continue
+        per_source.setdefault(source, []).append(entry)
     return per_source
 
 
 def _cue_time(text: str) -> float:
-    match = TIMESTAMP.search(text)
+    match = CUE_TIME.fullmatch(text)
     if not match:
-        raise ValueError(f"no timestamp in {text!r}")
+        raise ValueError(f"bad timestamp {text!r}")
     hours, minutes, seconds, fraction = match.groups()
-    return int(hours or 0) * 3600 + int(minutes) * 60 + int(seconds) + int(fraction.ljust(3, "0")) / 1000
+    return int(hours or 0) * 3600 + int(minutes) * 60 + int(seconds) + int((fraction or "0").ljust(3, "0")) / 1000
+
+
+def _cue_times(line: str) -> tuple[float, float]:
+    left, right = line.split("-->", 1)
+    end = right.split()  # WebVTT cue settings may follow the end time
+    return _cue_time(left.strip()), _cue_time(end[0] if end else "")
+
+
+def _blocks(lines: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
+    """Runs of non-blank lines (cues, headers), each line with its number."""
+    blocks: list[list[tuple[int, str]]] = [[]]
+    for number, line in lines:
+        if line.strip():
+            blocks[-1].append((number, line.strip()))
+        elif blocks[-1]:
+            blocks.append([])
+    return [b for b in blocks if b]
 
 
 def read_subtitles(path: Path, problems: list[str]) -> list[Entry]:
-    """SRT or WebVTT cues as transcript entries with times relative to the file start."""
-    text = path.read_text(encoding="utf-8-sig", errors="replace").replace("\r\n", "\n")
+    """SRT or WebVTT cues as transcript entries with times relative to the file start; a broken cue
+    goes to `problems` with its line number."""
     entries = []
-    for block in re.split(r"\n\s*\n", text):
-        lines = [ln for ln in block.strip().split("\n") if ln.strip()]
-        timing = next((i for i, ln in enumerate(lines) if "-->" in ln), None)
+    for block in _blocks(_lines(path, problems)):
+        timing = next((i for i, (_, line) in enumerate(block) if "-->" in line), None)
+        where = f"{path.name}:{block[0][0] if timing is None else block[timing][0]}"
         if timing is None:
-            if lines and not lines[0].startswith(("WEBVTT", "NOTE", "STYLE")) and not lines[0].strip().isdigit():
-                problems.append(f"{path.name}: skipped a block without timing: {lines[0][:60]!r}")
+            if not block[0][1].startswith(HEADERS):
+                problems.append(f"{where}: skipped a block without a timing line: {block[0][1][:60]!r}")
             continue
         try:
-            left, right = lines[timing].split("-->", 1)
-            start, end = _cue_time(left), _cue_time(right)
+            start, end = _cue_times(block[timing][1])
         except ValueError as exc:
-            problems.append(f"{path.name}: skipped a cue ({exc})")
+            problems.append(f"{where}: skipped a cue ({exc})")
             continue
-        words = " ".join(re.sub(r"<[^>]+>", "", ln) for ln in lines[timing + 1 :]).strip()
-        if words and end >= start:
+        words = " ".join(re.sub(r"<[^>]+>", "", line) for _, line in block[timing + 1 :]).strip()
+        if not words:
+            problems.append(f"{where}: skipped a cue without text")
+        elif end < start:
+            problems.append(f"{where}: skipped a cue that ends before it starts")
+        else:
             entries.append(Entry(start, end, "transcript", words))
     return entries
 
@@ -144,7 +209,7 @@ def import_memory_jsonl(store: Store, path: Path) -> TextImportResult:
     result = TextImportResult()
     per_source = read_memory_jsonl(path, result.problems)
     if not per_source:
-        raise TextTrackError(f"{path}: no valid entries ({len(result.problems)} problems)")
+        raise TextTrackError(path, f"no valid entries ({_summary(result.problems)})")
     file_hash = sha256_of(path)
     with store.session() as session:
         for source, entries in per_source.items():
@@ -163,7 +228,7 @@ def import_subtitles(store: Store, path: Path, start_ts: float, attach_to: int |
     result = TextImportResult()
     cues = read_subtitles(path, result.problems)
     if not cues:
-        raise TextTrackError(f"{path}: no subtitle cues found ({'; '.join(result.problems[:3]) or 'empty file'})")
+        raise TextTrackError(path, f"no subtitle cues found ({_summary(result.problems)})")
     with store.session() as session:
         if attach_to is None:
             entries = [Entry(start_ts + c.start, start_ts + c.end, c.kind, c.text) for c in cues]
@@ -174,11 +239,17 @@ def import_subtitles(store: Store, path: Path, start_ts: float, attach_to: int |
         else:
             footage = session.get(Footage, attach_to)
             if footage is None:
-                raise TextTrackError(f"no footage with id {attach_to}")
+                raise TextTrackError(path, f"no footage with id {attach_to}")
             _attach_transcript(session, footage, cues)
             result.entries = len(cues)
         result.footage_ids.append(footage.id)
     return result
+
+
+def _summary(problems: list[str]) -> str:
+    if not problems:
+        return "empty file"
+    return f"{len(problems)} problem(s): {'; '.join(problems[:3])}" + ("; ..." if len(problems) > 3 else "")
 
 
 def _attach_transcript(session, footage: Footage, cues: list[Entry]) -> None:

@@ -33,6 +33,7 @@ def test_other_sample_rate_and_audio_only_input(tmp_path):
     assert (channels, rate) == (1, 8000) and seconds == pytest.approx(11.0, abs=0.1)
 
 
+@pytest.mark.badinput
 def test_no_audio_stream_is_not_an_error(silent_clip, tmp_path):
     out = tmp_path / "none.wav"
     assert extract_audio(silent_clip, out) is False

@@ -69,6 +69,7 @@ def test_more_samples_than_frames_share_frames(tmp_path):
     assert len({round(s.offset, 3) for s in samples}) == 4  # four frames in the file
 
 
+@pytest.mark.badinput
 def test_truncated_file_stops_with_what_was_read(cut_faststart_clip):
     """Decoding that fails part-way ends the iteration; nothing is raised."""
     samples = list(sample_frames(cut_faststart_clip, plan_clips(WALK_SECONDS, 2.0), 2))
@@ -82,6 +83,7 @@ def test_nothing_to_sample():
         sample_frames(WALK_VIDEO, plan_clips(WALK_SECONDS, 5.0), 0)
 
 
+@pytest.mark.badinput
 def test_unopenable_file(tmp_path):
     path = tmp_path / "nothing.mp4"
     path.write_text("not a video")
@@ -89,12 +91,14 @@ def test_unopenable_file(tmp_path):
         list(sample_frames(path, [ClipSpan(0, 0.0, 1.0)], 1))
 
 
+@pytest.mark.badinput
 def test_variable_frame_rate_uses_real_frame_times(vfr_clip):
     # Target 1.2 s falls in the half-second hole (frames at 0.96 and 1.48): the frame after it is taken.
     [sample] = sample_frames(vfr_clip, [ClipSpan(0, 0.7, 1.0)], 1)
     assert sample.offset == pytest.approx(1.48, abs=0.005)
 
 
+@pytest.mark.badinput
 def test_huge_frames_sample_and_shrink(huge_clip):
     samples = list(sample_frames(huge_clip, plan_clips(1.0, 15.0), 2))
     assert len(samples) == 2 and samples[0].frame.shape == (2160, 4096, 3)

@@ -69,12 +69,14 @@ def test_mpegts_without_seek_points(long_gop_ts):
     assert info.duration == pytest.approx(3.0, abs=0.05) and info.frame_count == 75
 
 
+@pytest.mark.badinput
 def test_huge_resolution(huge_clip):
     info = probe(huge_clip)
     assert (info.width, info.height) == (4096, 2160)
     assert info.duration == pytest.approx(1.0, abs=0.05)
 
 
+@pytest.mark.badinput
 def test_variable_frame_rate(vfr_clip):
     info = probe(vfr_clip)
     assert info.duration == pytest.approx(3.0, abs=0.1)
@@ -180,6 +182,7 @@ def test_media_error_survives_pickling():
     assert (error.path, error.reason, str(error)) == (Path("/x/a.mp4"), "no video stream", "/x/a.mp4: no video stream")
 
 
+@pytest.mark.badinput
 def test_awkward_names(small_av_clip, tmp_path):
     """Unicode, spaces, a leading dash, a colon and a name near the 255-byte limit, through every step."""
     folder = tmp_path / "Reise nach Kyōto 旅行"

@@ -70,6 +70,7 @@ def test_metadata_is_utc_converted_to_local(tmp_path):
     assert recording_start(clip, info) == (to_ts(datetime(2024, 2, 2, 12, 2, 50)), "metadata")
 
 
+@pytest.mark.badinput
 @pytest.mark.parametrize("year", [1904, 1970, 1999, 2091])
 def test_unset_clock_metadata_falls_through_to_the_name(tmp_path, year):
     clip = touch(tmp_path / "VID_20240202_110250.mp4", datetime(2024, 2, 10, 8, 0))

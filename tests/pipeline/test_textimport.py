@@ -35,6 +35,7 @@ def test_locomo_memory_gives_ten_text_footages_with_all_entries(store):
     assert again.new_ids == [] and count(store, Clip) == 5882  # same file twice adds nothing
 
 
+@pytest.mark.badinput
 def test_broken_lines_are_reported_and_the_rest_imports(store, tmp_path):
     path = tmp_path / "memory.jsonl"
     good = {"id": "a", "source": "day1", "start": "2024-02-02T10:00:00", "end": "2024-02-02T10:00:05", "kind": "caption", "text": "I open the door."}
@@ -51,6 +52,7 @@ def test_broken_lines_are_reported_and_the_rest_imports(store, tmp_path):
         assert [c.kind for c in session.scalars(select(Caption).order_by(Caption.start_ts))] == ["caption", "narration"]
 
 
+@pytest.mark.badinput
 def test_a_file_with_no_valid_entry_is_an_error_and_adds_nothing(store, tmp_path):
     path = tmp_path / "memory.jsonl"
     path.write_text("not json\n\n")
@@ -95,6 +97,7 @@ def test_srt_and_vtt_become_text_footage(store, tmp_path):
     assert segments[1].speaker == "Ana" and segments[0].start_ts == start + 1.0 and segments[1].end_ts == start + 6.0
 
 
+@pytest.mark.badinput
 def test_empty_subtitles_are_an_error(store, tmp_path):
     path = tmp_path / "empty.srt"
     path.write_text("")

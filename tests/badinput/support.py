@@ -1,0 +1,46 @@
+"""What every bad-input test checks: a clear message (no traceback, the file and the reason named),
+nothing lost (every stored row still there), and answers that are grounded or abstain."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from sqlalchemy import text
+
+from egodesk.core.types import ABSTENTION, Answer
+from egodesk.memory.store import Store
+
+# The index manifest is rewritten as indices grow; its rows are derived, SQLite's vectors are the truth.
+DERIVED_TABLES = {"index_info"}
+
+
+def snapshot(store: Store) -> dict[str, list[str]]:
+    """Every row of every table (as text, sorted): two snapshots compare what the library holds."""
+    with store.engine.connect() as connection:
+        tables = connection.execute(text("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")).scalars().all()
+        return {t: sorted(repr(tuple(row)) for row in connection.execute(text(f'SELECT * FROM "{t}"'))) for t in tables}
+
+
+def assert_nothing_lost(before: dict[str, list[str]], after: dict[str, list[str]]) -> None:
+    """Every row stored before is still stored, unchanged (new rows may have been added)."""
+    for table, rows in before.items():
+        if table in DERIVED_TABLES:
+            continue
+        missing = set(rows) - set(after.get(table, []))
+        assert not missing, f"{table}: {len(missing)} row(s) lost or changed, e.g. {sorted(missing)[0][:200]}"
+
+
+def grounded_or_abstained(answer: Answer) -> bool:
+    """An answer cites evidence it was given, or it is the abstention (no option picked)."""
+    if answer.abstained:
+        return answer.text == ABSTENTION and answer.option_index is None
+    given = {ev.unit_id for ev in answer.evidence}
+    return answer.grounded and bool(answer.cited) and set(answer.cited) <= given
+
+
+def egodesk(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """The `egodesk` command as a user runs it (EGODESK_HOME names the library)."""
+    return subprocess.run([sys.executable, "-m", "egodesk", *args], capture_output=True, text=True,
+                          env=dict(os.environ), timeout=timeout)
