@@ -5,6 +5,11 @@ units; deleting them cascades to jobs and vectors), the labels of its units in e
 (cascading rows cannot reach those: they are marked deleted explicitly and the indices saved), and
 its thumbnails on disk. The SQLite part is one transaction; thumbnails are deleted after it commits
 (a failed forget leaves everything as it was) and only inside the library's thumbnails folder.
+
+A range forget deletes the interaction records in the range, not the consolidated entries they were
+merged into: those also hold records from outside it. The footage's record stream is then replayed
+without the forgotten records (`records.recompress`), so no entry, prototype sum or carried-over
+history keeps a trace of them.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from sqlalchemy import and_, delete, or_, select
 from sqlalchemy.orm import Session
 
 from egodesk.core.paths import LibraryPaths
+from egodesk.core.settings import Settings
+from egodesk.memory import records
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.store import Caption, Clip, Footage, Keyframe, Store, TranscriptSegment, Unit
 
@@ -37,11 +44,13 @@ class ForgetReport:
 
 
 def forget(store: Store, index_manager: IndexManager, paths: LibraryPaths, footage_id: int,
-           start: float | None = None, end: float | None = None) -> ForgetReport:
+           start: float | None = None, end: float | None = None, embedder=None, settings: Settings | None = None) -> ForgetReport:
     """Delete the footage (start and end None), or what of it overlaps [start, end] (wall-clock
     seconds; one side None = open): clips, keyframes, transcript segments, captions and units whose
     interval overlaps, with their derived units, vectors, index labels and thumbnails. The footage
-    row itself stays when only a range goes. Raises KeyError for an unknown footage."""
+    row itself stays when only a range goes; its interaction records are then recompressed, which
+    needs the `embedder` (and the compression `settings`, default ones if None). Raises KeyError for
+    an unknown footage."""
     whole = start is None and end is None
     lo = float("-inf") if start is None else start
     hi = float("inf") if end is None else end
@@ -60,6 +69,11 @@ def forget(store: Store, index_manager: IndexManager, paths: LibraryPaths, foota
         else:
             for first in range(0, len(unit_ids), _CHUNK):
                 s.execute(delete(Unit).where(Unit.id.in_(unit_ids[first:first + _CHUNK])))
+            # Before the clips go: an entry belongs to its first member's clip, and would cascade to all its members.
+            if s.scalar(select(Unit.id).where(Unit.footage_id == footage_id, Unit.builder == records.BUILDER).limit(1)):
+                if embedder is None:
+                    raise ValueError("forgetting a time range of a footage with interaction records needs the embedder")
+                records.recompress(s, index_manager, embedder, footage_id, settings or Settings())
             # Clips cascade to their keyframes, captions, segments and units; then what overlaps on its own.
             s.execute(delete(Clip).where(*in_range))
             for table in (Caption, TranscriptSegment):
@@ -84,12 +98,13 @@ def _overlap(table, lo: float, hi: float) -> list:
 
 def _units_to_forget(s: Session, footage_id: int, window: tuple[float, float] | None) -> list[int]:
     """The units to delete (overlapping the window, or in a clip that does) and every unit derived
-    from them: those cascade in SQLite, but their index labels must be removed explicitly."""
+    from them: those cascade in SQLite, but their index labels must be removed explicitly. Memory
+    entries are not among them in a window: recompression remakes them from the records left."""
     query = select(Unit.id).where(Unit.footage_id == footage_id)
     if window is not None:
         lo, hi = window
         clips = select(Clip.id).where(Clip.footage_id == footage_id, *_overlap(Clip, lo, hi))
-        query = query.where(or_(Unit.clip_id.in_(clips), and_(*_overlap(Unit, lo, hi))))
+        query = query.where(or_(Unit.clip_id.in_(clips), and_(*_overlap(Unit, lo, hi))), Unit.kind != records.ENTRY)
     found = set(s.scalars(query))
     frontier = sorted(found)
     while frontier:

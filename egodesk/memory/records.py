@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 
 from egodesk.core.settings import Settings
 from egodesk.core.types import Progress
-from egodesk.memory.consolidation import CompressionParams, Entries, OnlineCompressor, Prototypes, normalise
+from egodesk.memory.consolidation import CompressionParams, Decision, Entries, OnlineCompressor, Prototypes, normalise
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.llm_batches import ClipText, load_prompt, run_batches
 from egodesk.memory.record_tables import BuildProgress, EventPrototype, MemoryEntryState, from_bytes, to_bytes
@@ -66,6 +66,13 @@ class Record:
             words.append(f"at {self.location}")
         text = " ".join(w for w in words if w)
         return f'{text}: "{self.speech}"' if self.speech else text
+
+    @classmethod
+    def from_unit(cls, unit: Unit) -> Record:
+        """The record a stored unit holds: its times, and its fields from the unit's meta."""
+        meta = unit.meta
+        return cls(unit.clip_id, unit.start_ts, unit.end_ts, meta["persons"], meta["action"], meta["object"], meta["tool"],
+                   meta["location"], meta["speech"], meta["attributes"])
 
     def fields(self) -> dict[str, Any]:
         return {"persons": self.persons, "action": self.action, "object": self.object, "tool": self.tool,
@@ -197,43 +204,53 @@ def _prepare(llm, embedder, wearer: str) -> Callable[[list[ClipText], list[ClipT
 
 def _write(stream: _Stream, index_manager: IndexManager, embedder, footage_id: int, counts: dict[str, int]):
     def write(s: Session, _batch: list[ClipText], prepared: _Prepared, mark: BuildProgress) -> None:
-        comp = stream.compressor
         records = prepared.records
         vec = prepared.vectors
-        decisions = [comp.step(vec[f"{r.action} {r.object}"], r.start) for r in records]
         units = [Unit(footage_id=footage_id, clip_id=r.clip_id, kind=RECORD, start_ts=r.start, end_ts=r.end, text=r.sentence(),
                       builder=BUILDER) for r in records]
         s.add_all(units)
         s.flush()
-        touched: dict[int, list[int]] = {}  # entry seq -> positions of this batch's records
-        for pos, (record, unit, d) in enumerate(zip(records, units, decisions)):
-            stream.records += 1
-            if d.entry >= 0:
-                touched.setdefault(d.entry, []).append(pos)
-            unit.meta = {**record.fields(), "seq": stream.records, "importance": round(d.importance, 6), "kept": d.kept,
-                         "prototype": d.prototype, "prototype_created": d.prototype_created,
-                         "prototype_similarity": round(d.prototype_similarity, 6), "nu": d.nu, "dt": round(d.dt_units, 6),
-                         "n_prototypes": d.n_prototypes, "history_used": d.history_used, "entry": None}
-        for seq in sorted(touched):
-            entry_unit = _update_entry(s, stream, footage_id, seq, [(records[p], units[p], decisions[p]) for p in touched[seq]], vec)
-            for p in touched[seq]:
-                units[p].parent_id = entry_unit.id
-                units[p].meta = {**units[p].meta, "entry": entry_unit.id}
-        s.flush()
         if units:
             index_manager.add(OBJECT_SPACE, [u.id for u in units], np.array([vec[r.object] for r in records]), embedder.model_id, session=s)
             index_manager.add(ACTION_SPACE, [u.id for u in units], np.array([vec[r.action] for r in records]), embedder.model_id, session=s)
-        entry_ids = [stream.entries[seq].unit_id for seq in sorted(touched)]
-        if entry_ids:
-            entries = [stream.entries[seq] for seq in sorted(touched)]
-            index_manager.add(OBJECT_SPACE, entry_ids, normalise(np.array([e.object_sum for e in entries])), embedder.model_id, session=s)
-            index_manager.add(ACTION_SPACE, entry_ids, normalise(np.array([e.action_sum for e in entries])), embedder.model_id, session=s)
-        _save_prototypes(s, stream, footage_id, {d.prototype for d in decisions})
-        mark.state = to_bytes(comp.history_matrix())
+        decisions = _compress(s, stream, index_manager, embedder.model_id, footage_id, records, units, vec)
+        mark.state = to_bytes(stream.compressor.history_matrix())
         counts["records"] += len(records)
         counts["kept"] += sum(d.kept for d in decisions)
         counts["entries_created"] += sum(d.entry_created for d in decisions)
     return write
+
+
+def _compress(s: Session, stream: _Stream, index_manager: IndexManager, model_id: str, footage_id: int, records: list[Record],
+              units: list[Unit], vec: dict[str, np.ndarray]) -> list[Decision]:
+    """Stream stored record units (in time order) through the compressor: what it decided goes into
+    each unit's meta, kept ones into their memory entries (created or extended, with their vectors),
+    and the touched prototypes into their rows."""
+    comp = stream.compressor
+    decisions = [comp.step(vec[f"{r.action} {r.object}"], r.start) for r in records]
+    touched: dict[int, list[int]] = {}  # entry seq -> positions of these records
+    for pos, (record, unit, d) in enumerate(zip(records, units, decisions)):
+        stream.records += 1
+        if d.entry >= 0:
+            touched.setdefault(d.entry, []).append(pos)
+        unit.parent_id = None
+        unit.meta = {**record.fields(), "seq": stream.records, "importance": round(d.importance, 6), "kept": d.kept,
+                     "prototype": d.prototype, "prototype_created": d.prototype_created,
+                     "prototype_similarity": round(d.prototype_similarity, 6), "nu": d.nu, "dt": round(d.dt_units, 6),
+                     "n_prototypes": d.n_prototypes, "history_used": d.history_used, "entry": None}
+    for seq in sorted(touched):
+        entry_unit = _update_entry(s, stream, footage_id, seq, [(records[p], units[p], decisions[p]) for p in touched[seq]], vec)
+        for p in touched[seq]:
+            units[p].parent_id = entry_unit.id
+            units[p].meta = {**units[p].meta, "entry": entry_unit.id}
+    s.flush()
+    entries = [stream.entries[seq] for seq in sorted(touched)]
+    if entries:
+        ids = [e.unit_id for e in entries]
+        index_manager.add(OBJECT_SPACE, ids, normalise(np.array([e.object_sum for e in entries])), model_id, session=s)
+        index_manager.add(ACTION_SPACE, ids, normalise(np.array([e.action_sum for e in entries])), model_id, session=s)
+    _save_prototypes(s, stream, footage_id, {d.prototype for d in decisions})
+    return decisions
 
 
 def _update_entry(s: Session, stream: _Stream, footage_id: int, seq: int, members: list[tuple[Record, Unit, Any]],
@@ -313,6 +330,32 @@ def clear_records(store: Store, index_manager: IndexManager, footage_id: int) ->
         s.execute(delete(EventPrototype).where(EventPrototype.footage_id == footage_id))
         s.execute(delete(BuildProgress).where(BuildProgress.footage_id == footage_id, BuildProgress.builder == BUILDER))
     index_manager.save()
+
+
+def recompress(s: Session, index_manager: IndexManager, embedder, footage_id: int, settings: Settings) -> int:
+    """Replay the online compression over the footage's stored records, in their order, from an empty
+    state: after some records were forgotten, the entries, prototypes and carried-over history become
+    what a build without them would have made (no trace of the forgotten ones stays in any running
+    sum). The records keep their ids and vectors; the entries are made anew. Returns the entry count."""
+    old = s.scalars(select(Unit.id).where(Unit.footage_id == footage_id, Unit.kind == ENTRY, Unit.builder == BUILDER)).all()
+    units = s.scalars(select(Unit).where(Unit.footage_id == footage_id, Unit.kind == RECORD, Unit.builder == BUILDER)
+                      .order_by(Unit.id)).all()
+    for unit in units:
+        unit.parent_id = None  # before the entries go: their deletion would cascade to the members
+    s.flush()
+    index_manager.remove_units(list(old), session=s)
+    s.execute(delete(Unit).where(Unit.id.in_(old)))
+    s.execute(delete(EventPrototype).where(EventPrototype.footage_id == footage_id))
+    stream = _Stream(s, footage_id, CompressionParams.from_settings(settings), embedder.dim, None)
+    stream.records = 0
+    records = [Record.from_unit(u) for u in units]
+    texts = sorted({t for r in records for t in (r.action, r.object, f"{r.action} {r.object}")})
+    vec = dict(zip(texts, embedder.embed(texts))) if texts else {}
+    _compress(s, stream, index_manager, embedder.model_id, footage_id, records, units, vec)
+    mark = s.get(BuildProgress, (footage_id, BUILDER))
+    if mark is not None:
+        mark.state = to_bytes(stream.compressor.history_matrix())
+    return len(stream.entries)
 
 
 def growth_report(store: Store, footage_id: int, points: int = 10) -> dict:

@@ -208,7 +208,9 @@ class Library:
         the thumbnail cache ("forget this")."""
         from egodesk.memory.forget import forget
 
-        return forget(self.store, self.index_manager, self.paths, footage_id, start, end)
+        whole = start is None and end is None  # a range may need its records recompressed: that embeds
+        return forget(self.store, self.index_manager, self.paths, footage_id, start, end,
+                      embedder=None if whole else self.engines.embedder, settings=self.settings)
 
     def memory_stats(self) -> list[dict]:
         from egodesk.memory.stats import memory_stats
