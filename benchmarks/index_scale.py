@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 
         p50, p95 = p50_p95(timed_ms(lambda q: loaded.search("subchunk", q, k), queries))
         few = max(1, min(len(queries), 50))
-        small = rng.choice(ids, min(2_000, n // 10 or 1), replace=False)
+        small = rng.choice(ids, max(1, min(2_000, n // 20)), replace=False)  # under EXACT_SHARE: scored exactly
         s50, s95 = p50_p95(timed_ms(lambda q: loaded.search("subchunk", q, k, allowed_ids=small), queries[:few]))
         large = ids[: n // 2]
         l50, l95 = p50_p95(timed_ms(lambda q: loaded.search("subchunk", q, k, allowed_ids=large), queries[:few]))

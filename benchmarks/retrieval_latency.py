@@ -10,7 +10,7 @@ the same questions (each text made unique, so each pays for its embedding), half
 library, half restricted to one day with an online cutoff. Caches that live between questions in the
 app (catalog, BM25 and label indices) are warmed by one question first; that cold start is reported.
 `rerank` is left out: it is LLM-bound (one LLM call per candidate, seconds per question).
-`--quick`: 10k and 100k units, 40 questions.
+`--quick`: 10k and 100k units, 30 questions.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
-from common import IMPRINT_LATENCY_MS, Report, add_output_args, cache_dir, p50_p95
-from synthetic import DAY0, FOOTAGES, LAYOUT_VERSION, asked_at, day_title, open_library
+from common import IMPRINT_LATENCY_MS, Report, add_output_args, cache_dir, p50_p95, timed_ms
+from synthetic import DAY0, LAYOUT_VERSION, asked_at, day_title, days_for, open_library
 
 from egodesk.core.timeutil import to_ts
 from egodesk.perception.embedder import make_embedder
@@ -38,26 +38,26 @@ def label(units: int) -> str:
     return f"{units // 1_000_000}M" if units % 1_000_000 == 0 else f"{units // 1000}k" if units % 1000 == 0 else str(units)
 
 
-def queries(n: int, salt: int) -> list[Query]:
+def queries(n: int, salt: int, days: int) -> list[Query]:
     """n questions, every text unique (`salt` separates strategies), half scoped to one day."""
     out = []
     for i in range(n):
-        day, scoped = i % FOOTAGES, i % 2 == 1
-        cutoff = to_ts(DAY0 + timedelta(days=day, hours=3)) if scoped else asked_at()
+        day, scoped = i % days, i % 2 == 1
+        cutoff = to_ts(DAY0 + timedelta(days=day, hours=3)) if scoped else asked_at(days)
         text = f"{QUESTIONS[i % len(QUESTIONS)]} #{salt * 10_000 + i}"
         out.append(Query(text, asked_at=cutoff, sources=[day_title(day)] if scoped else None, k=12, cutoff=cutoff))
     return out
 
 
 def measure(report: Report, root: Path, units: int, strategies: list[str], count: int, embedder) -> None:
-    size = label(units)
+    size, days = label(units), days_for(units)
     store, indices, built = open_library(root, units, embedder.model_id)
-    if built is not None:  # time the open of a library as the app meets it: from its files
-        report.add(f"build synthetic library @ {size}", built, "s")
-        store.close()
-    started = time.perf_counter()
     if built is not None:
-        store, indices, _ = open_library(root, units, embedder.model_id)
+        report.add(f"build synthetic library @ {size}", built, "s")
+        report.add(f"build synthetic library @ {size}", built / units * 10_000, "s per 10k units", note="SQLite + indices")
+    store.close()  # time the open as the app meets a library: from its files (indices load at first use)
+    started = time.perf_counter()
+    store, indices, _ = open_library(root, units, embedder.model_id)
     memory = Memory(store, indices, embedder)
     total = len(memory.catalog())
     report.add(f"open library + catalog @ {size}", time.perf_counter() - started, "s", note=f"{total:,} units")
@@ -68,18 +68,16 @@ def measure(report: Report, root: Path, units: int, strategies: list[str], count
             print(f"{name}: not available in this library; skipped")
             continue
         start = time.perf_counter()
-        strategy.retrieve(queries(1, 999)[0])  # warm the caches this strategy needs
-        cold += time.perf_counter() - start
-        times, returned = [], 0
-        for query in queries(count, salt):
-            start = time.perf_counter()
-            returned += len(strategy.retrieve(query))
-            times.append((time.perf_counter() - start) * 1000)
-        p50, p95 = p50_p95(times)
+        strategy.retrieve(queries(1, 999, days)[0])  # warm the caches this strategy needs
+        first = time.perf_counter() - start
+        cold += first
+        returned: list[int] = []
+        p50, p95 = p50_p95(timed_ms(lambda q: returned.append(len(strategy.retrieve(q))), queries(count, salt, days)))
         paper = IMPRINT_LATENCY_MS if name == "records" else None
         report.add(f"{name} p50 @ {size}", p50, "ms", paper)
         report.add(f"{name} p95 @ {size}", p95, "ms", paper)
-        print(f"{size} {name:<12} p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  ({count} questions, {returned / count:.1f} units each)", flush=True)
+        print(f"{size} {name:<12} p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  ({count} questions, {sum(returned) / count:.1f} units each; "
+              f"first question {first:.1f} s)", flush=True)
     report.add(f"cold start, first question of every strategy @ {size}", cold, "s")
     store.close()
 
@@ -87,13 +85,13 @@ def measure(report: Report, root: Path, units: int, strategies: list[str], count
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", help="units per library, comma separated (default 10000,100000,1000000)")
-    parser.add_argument("--queries", type=int, help="questions per strategy and size (default 100; quick 40)")
+    parser.add_argument("--queries", type=int, help="questions per strategy and size (default 100; quick 30)")
     parser.add_argument("--strategies", default=STRATEGIES)
     parser.add_argument("--cache", type=Path, help="folder for the synthetic libraries (default: the user cache)")
     add_output_args(parser)
     args = parser.parse_args(argv)
     sizes = [int(s) for s in (args.sizes or ("10000,100000" if args.quick else "10000,100000,1000000")).split(",")]
-    count = args.queries or (40 if args.quick else 100)
+    count = args.queries or (30 if args.quick else 100)
     embedder = make_embedder(threads=2)
     report = Report("retrieval-latency")
     for units in sizes:
