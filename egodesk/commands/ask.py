@@ -45,7 +45,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     try:
         run_eval(args.bench, args.strategy, k=args.k, answer=args.answer, limit=args.limit, report=args.report,
-                 library_dir=args.scratch, resume=args.resume)
+                 library_dir=args.scratch, resume=args.resume, memories=tuple(args.memories or ()))
     except (FileNotFoundError, ValueError, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -53,6 +53,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
+    from egodesk.eval.runner import LLM_MEMORIES
     from egodesk.retrieval.base import strategy_names
 
     p = sub.add_parser("ask", help="ask a question about your footage")
@@ -72,4 +73,7 @@ def register(sub) -> None:
     p.add_argument("--report", help="write the JSON report here")
     p.add_argument("--scratch", help="library folder for the benchmark (default: a cached one per benchmark)")
     p.add_argument("--resume", action="store_true", help="keep the questions --report already holds from the same run")
+    p.add_argument("--memories", nargs="+", choices=LLM_MEMORIES, metavar="MEMORY",
+                   help="first build these LLM memories (records, atomic) for the questions' sources (hours on a CPU "
+                        "for a whole benchmark: combine with --limit)")
     p.set_defaults(func=cmd_eval)

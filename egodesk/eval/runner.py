@@ -62,6 +62,36 @@ def open_library(bench: Benchmark, embedder, settings: Settings, library_dir: Pa
     return store, indices
 
 
+LLM_MEMORIES = ("records", "atomic")
+
+
+def build_llm_memories(store: Store, indices: IndexManager, embedder, llm, bench: Benchmark, settings: Settings,
+                       memories: tuple[str, ...], progress: Callable[[Progress], None] | None = None) -> dict:
+    """Build the LLM memories (interaction records, atomic statements) of the footage the questions
+    search, not of the whole benchmark: on a CPU that takes hours, so a stated subset (e.g. the
+    sources of the first N questions) is what can be evaluated. Builds resume and are kept in the
+    cached library: a later run adds only what is missing. Returns per memory its footage count,
+    clips built now and seconds."""
+    from egodesk.memory.atomic import build_atomic
+    from egodesk.memory.records import build_records
+
+    builders = {"records": build_records, "atomic": build_atomic}
+    sources = sorted({str(s) for q in bench.questions for s in (q.sources or [])})
+    wanted = select(Footage.id).order_by(Footage.id)
+    if sources and all(q.sources for q in bench.questions):
+        wanted = wanted.where(Footage.title.in_(sources))
+    with store.session() as s:
+        footage = s.scalars(wanted).all()
+    out = {}
+    for name in memories:
+        started, clips = time.perf_counter(), 0
+        for fid in footage:
+            clips += builders[name](store, indices, embedder, llm, fid, settings, progress=progress)["clips_done"]
+        out[name] = {"footage": len(footage), "clips_built": clips, "seconds": round(time.perf_counter() - started, 1)}
+    indices.save()
+    return out
+
+
 def _spans(evidence) -> list[tuple[str, float, float]]:
     return [(e.source, e.start, e.end) for e in evidence]
 
@@ -143,22 +173,27 @@ def format_summary(title: str, summary: dict, categories: dict[str, dict]) -> st
 
 def run_eval(bench_dir, strategy: str, k: int = 12, answer: bool = False, limit: int | None = None, report=None,
              library_dir=None, online: bool = True, settings: Settings | None = None, embedder=None, llm=None,
-             progress: Callable[[Progress], None] | None = None, quiet: bool = False, resume: bool = False) -> dict:
+             progress: Callable[[Progress], None] | None = None, quiet: bool = False, resume: bool = False,
+             memories: tuple[str, ...] = ()) -> dict:
     """Run a benchmark; prints the table, writes the JSON report (if `report`) and returns it. With
-    `resume`, questions already in `report` from the same run are not asked again."""
+    `resume`, questions already in `report` from the same run are not asked again. `memories` ("records",
+    "atomic") are built with the LLM first, for the questions' sources only (`build_llm_memories`)."""
     from egodesk.perception.embedder import make_embedder
 
     settings = settings or Settings()
     bench = load_benchmark(bench_dir, limit)
     embedder = embedder or make_embedder(threads=min(2, settings.threads))
     store, indices = open_library(bench, embedder, settings, Path(library_dir) if library_dir else None, progress)
-    if answer and llm is None:
+    if (answer or memories) and llm is None:
         from egodesk.perception.llm import make_llm
 
         llm = make_llm(settings)
+    built = build_llm_memories(store, indices, embedder, llm, bench, settings, memories, progress) if memories else {}
     memory = Memory(store, indices, embedder, llm=llm, settings=settings)
     run = {"benchmark": str(bench.root), "strategy": strategy, "k": k, "answer": answer, "online": online,
            "llm": getattr(llm, "model_id", None) if answer else None}
+    if memories:  # only then: reports written before memories could be built still resume
+        run["memories"] = {name: {**built[name], "llm": llm.model_id} for name in memories}
     done = resumable_results(Path(report), run) if report and resume else {}
     started = time.perf_counter()
     units = count_units(store)

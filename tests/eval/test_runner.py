@@ -101,3 +101,29 @@ def test_an_interrupted_answering_run_resumes_from_its_report(bench, tmp_path, e
     run_eval(bench, "flat", k=5, answer=True, report=report, library_dir=tmp_path / "lib", embedder=embedder,
              llm=other, quiet=True, settings=Settings(), resume=True)
     assert len(other.sent) == 3
+
+
+def test_llm_memories_are_built_for_the_questions_sources_only(bench, tmp_path, embedder):
+    """`--memories records`: records for the footage the chosen questions search (q1: s1), none for the
+    rest; the records strategy then answers from them, and a second run builds nothing again."""
+    from sqlalchemy import func, select
+
+    from egodesk.memory.records import RECORD
+    from egodesk.memory.store import Footage, Store, Unit
+    from tests.memory.test_forget_records import NarrationReader
+
+    library = tmp_path / "lib"
+    data = run_eval(bench, "records", k=5, limit=1, library_dir=library, embedder=embedder, llm=NarrationReader(),
+                    memories=("records",), quiet=True)
+    assert data["memories"]["records"]["footage"] == 1 and data["memories"]["records"]["clips_built"] == 4
+    assert data["summary"]["hit@5"] == 1.0 and data["questions"][0]["detail"]["retrieved"]
+    store = Store(library / "library.sqlite")
+    with store.session() as s:
+        per_source = dict(s.execute(select(Footage.title, func.count(Unit.id)).join(Unit, Unit.footage_id == Footage.id)
+                                    .where(Unit.kind == RECORD).group_by(Footage.title)).all())
+    store.close()
+    assert per_source == {"s1": 4}
+    again = run_eval(bench, "records", k=5, limit=1, library_dir=library, embedder=embedder, llm=NarrationReader(),
+                     memories=("records",), quiet=True)
+    assert again["memories"]["records"]["clips_built"] == 0
+    assert again["questions"][0]["detail"]["retrieved"] == data["questions"][0]["detail"]["retrieved"]
