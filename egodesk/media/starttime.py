@@ -6,7 +6,9 @@ Sources, best first:
 - "filename": a date and time in the name, taken as local time:
   `20240202-110250`, `20240202_110250`, `VID_20240202_110250`, `PXL_20240202_110250123` (milliseconds);
   EgoLife-style `DAY1_11094208` (11:09:42.08 on "day 1"). A day number is no calendar date, so the
-  date comes from the file's modification time; the time of day comes from the name.
+  time of day comes from the name and the date from the file's modification time: the last such time
+  of day not after it (a recording cannot start after its file was written: 11:09 named, written at
+  00:30, is yesterday's 11:09).
   GoPro names (`GX010042`, `GOPR0042`) are counters, not times, and fall through.
 - "mtime": the file's modification time less its duration, since a camera last writes a file when
   the recording stops.
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from egodesk.core.timeutil import to_ts, utc_to_local_ts
@@ -33,20 +35,21 @@ def recording_start(path: str | os.PathLike, info: MediaInfo) -> tuple[float, st
     if info.creation_time is not None and _plausible(info.creation_time.replace(tzinfo=None)):
         return utc_to_local_ts(info.creation_time), "metadata"
     modified = datetime.fromtimestamp(path.stat().st_mtime)  # local wall clock
-    named = start_from_name(path.name, modified.date())
+    named = start_from_name(path.name, modified)
     if named is not None:
         return to_ts(named), "filename"
     return to_ts(modified - timedelta(seconds=info.duration)), "mtime"
 
 
-def start_from_name(name: str, day_date: date) -> datetime | None:
-    """The local start time written in a file name, or None; `day_date` dates a `DAY<N>_` name."""
+def start_from_name(name: str, written: datetime) -> datetime | None:
+    """The local start time written in a file name, or None; `written` (when the file was last
+    written) dates a `DAY<N>_` name: its time of day on that date, or the day before if later."""
     match = _DAY_NAME.search(name)
     if match:
         hour, minute, second, hundredths = (int(g) for g in match.groups()[1:])
-        moment = _build(day_date.year, day_date.month, day_date.day, hour, minute, second, hundredths * 10_000)
+        moment = _build(written.year, written.month, written.day, hour, minute, second, hundredths * 10_000)
         if moment is not None:
-            return moment
+            return moment - timedelta(days=1) if moment > written else moment
     for match in _DATE_TIME_NAME.finditer(name):
         *fields, millis = match.groups()
         moment = _build(*(int(f) for f in fields), int(millis or 0) * 1000)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import date, datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,7 @@ from egodesk.media.probe import MediaInfo, probe
 from egodesk.media.starttime import recording_start, start_from_name
 
 pytestmark = pytest.mark.skipif(not hasattr(time, "tzset"), reason="needs time.tzset to pin the time zone")
-DAY = date(2024, 3, 5)
+WRITTEN = datetime(2024, 3, 5, 23, 0)  # when a DAY<N>_ file was last written
 
 
 @pytest.fixture(autouse=True)
@@ -45,7 +45,12 @@ def berlin(monkeypatch):
     ("walk.mp4", None),
 ])
 def test_names(name, expected):
-    assert start_from_name(name, DAY) == expected
+    assert start_from_name(name, WRITTEN) == expected
+
+
+def test_a_day_name_later_than_the_file_was_written_is_the_day_before():
+    """Named 20:37 but written at 09:00: recorded yesterday evening, not in this evening's future."""
+    assert start_from_name("A1_JAKE_DAY3_20371500.mp4", datetime(2024, 3, 5, 9, 0)) == datetime(2024, 3, 4, 20, 37, 15)
 
 
 def info_for(path: Path, creation_time: datetime | None = None, duration: float = 10.5) -> MediaInfo:
@@ -93,6 +98,7 @@ def test_composite_clip_is_dated_by_its_name(composite_clip):
     """The remux dropped the walk video's creation_time; DAY1_11094208 gives the time of day."""
     info = probe(composite_clip)
     assert info.creation_time is None
-    made = datetime.fromtimestamp(composite_clip.stat().st_mtime).date()
-    expected = to_ts(datetime(made.year, made.month, made.day, 11, 9, 42, 80_000))
+    written = datetime.fromtimestamp(composite_clip.stat().st_mtime)
+    named = datetime(written.year, written.month, written.day, 11, 9, 42, 80_000)
+    expected = to_ts(named if named <= written else named - timedelta(days=1))  # never after the file was written
     assert recording_start(composite_clip, info) == (expected, "filename")
