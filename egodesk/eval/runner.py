@@ -188,12 +188,12 @@ def run_eval(bench_dir, strategy: str, k: int = 12, answer: bool = False, limit:
         from egodesk.perception.llm import make_llm
 
         llm = make_llm(settings)
-    built = build_llm_memories(store, indices, embedder, llm, bench, settings, memories, progress) if memories else {}
-    memory = Memory(store, indices, embedder, llm=llm, settings=settings)
     run = {"benchmark": str(bench.root), "strategy": strategy, "k": k, "answer": answer, "online": online,
            "llm": getattr(llm, "model_id", None) if answer else None}
     if memories:  # only then: reports written before memories could be built still resume
+        built = build_llm_memories(store, indices, embedder, llm, bench, settings, memories, progress)
         run["memories"] = {name: {**built[name], "llm": llm.model_id} for name in memories}
+    memory = Memory(store, indices, embedder, llm=llm, settings=settings)
     done = resumable_results(Path(report), run) if report and resume else {}
     started = time.perf_counter()
     units = count_units(store)
