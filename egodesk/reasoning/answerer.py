@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass
+from datetime import datetime
 
 from egodesk.core.timeutil import from_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
@@ -39,8 +40,11 @@ SYSTEM = (
     "4. " + "{answer_rule}"
 )
 MC_RULE = "Pick the one option letter best supported by the evidence."
-OPEN_RULE = (f"Answer in a few words. If the evidence does not contain the answer, cite no evidence and "
-             f"answer exactly {NOT_FOUND}.")
+# Dates are shown and asked for the way people write them; a small model copies the evidence's format.
+# A line saying "yesterday" or "last week" means relative to its own day, not to when the question is asked.
+OPEN_RULE = ("Answer in a few words; write a date like 7 May 2023. 'Yesterday' or 'last week' in a line is "
+             "relative to that line's date (the week before 9 June 2023). If the evidence does not contain the "
+             f"answer, cite no evidence and answer exactly {NOT_FOUND}.")
 
 
 @dataclass
@@ -57,17 +61,22 @@ def _clean(text: str, limit: int = EVIDENCE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _day(moment: datetime) -> str:
+    """Mon 8 May 2023 (no %-d: it is not portable)."""
+    return f"{moment:%a} {moment.day} {moment:%B %Y}"
+
+
 def _clock(ev: Evidence) -> str:
     """The moment's time of day; the end only when it differs, with its date when it is another day."""
     start, end = from_ts(ev.start), from_ts(ev.end)
     first = start.strftime("%H:%M:%S")
     if end.strftime("%Y-%m-%d %H:%M:%S") == start.strftime("%Y-%m-%d %H:%M:%S"):
         return first
-    return f"{first}-{end.strftime('%H:%M:%S') if end.date() == start.date() else end.strftime('%Y-%m-%d %H:%M:%S')}"
+    return f"{first}-{end.strftime('%H:%M:%S') if end.date() == start.date() else f'{_day(end)} {end:%H:%M:%S}'}"
 
 
 def _header(ev: Evidence) -> str:
-    return f"{from_ts(ev.start).strftime('%a %Y-%m-%d')}, {ev.source}:"
+    return f"{_day(from_ts(ev.start))}, {ev.source}:"
 
 
 def build_prompt(question: str, evidence: list[Evidence], options: list[str] | None, asked_at: float | None,
@@ -93,7 +102,8 @@ def build_prompt(question: str, evidence: list[Evidence], options: list[str] | N
             lines.append(header)
         lines.append(f"{eid} {_clock(ev)} {_clean(ev.text)}")
     block = "\n".join(lines) or "(no evidence found)"
-    asked = f"\nAsked at: {from_ts(asked_at).strftime('%a %Y-%m-%d %H:%M:%S')}" if asked_at is not None else ""
+    at = from_ts(asked_at) if asked_at is not None else None
+    asked = f"\nAsked at: {_day(at)} {at:%H:%M:%S}" if at else ""
     opts = "\nOptions:\n" + "\n".join(f"{LETTERS[i]}. {_clean(o, OPTION_CHARS)}" for i, o in enumerate(options)) if options else ""
     user = f"<evidence>\n{block}\n</evidence>{asked}\nQuestion: {_clean(question, QUESTION_CHARS)}{opts}"
     return Prompt([{"role": "system", "content": SYSTEM.format(answer_rule=rule)}, {"role": "user", "content": user}],

@@ -58,9 +58,10 @@ def test_evidence_is_grouped_under_day_and_source_lines():
     prompt = build_prompt("q", [*EVIDENCE, late], None, None, 1000, lambda t: len(t.split()))
     block = prompt.messages[1]["content"].split("<evidence>\n")[1].split("\n</evidence>")[0].splitlines()
     day_one, day_two = (ev_.start for ev_ in (EVIDENCE[1], late))
-    assert block[0] == f"{from_ts(day_one).strftime('%a %Y-%m-%d')}, kitchen:"
+    first, second = from_ts(day_one), from_ts(day_two)
+    assert block[0] == f"{first:%a} {first.day} {first:%B %Y}, kitchen:"  # Thu 1 January 1970: as people write it
     assert [line.split()[0] for line in block[1:4]] == ["E1", "E2", "E3"]
-    assert block[4] == f"{from_ts(day_two).strftime('%a %Y-%m-%d')}, garden:" and block[5].startswith("E4 ")
+    assert block[4] == f"{second:%a} {second.day} {second:%B %Y}, garden:" and block[5].startswith("E4 ")
     assert block[1] == f"E1 {from_ts(1000.0).strftime('%H:%M:%S')}-{from_ts(1005.0).strftime('%H:%M:%S')} I fold paper."
 
 

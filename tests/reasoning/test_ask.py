@@ -13,7 +13,7 @@ def test_ask_retrieves_then_answers_with_cited_evidence(built, embedder):
     assert all(ev.start < ts(DAY1, 100) for ev in answer.evidence)
     assert "retrieval_s" in answer.timings and answer.extra["strategy"] == "auto"
     messages = llm.sent[0][0]
-    assert "I take paper." in messages[1]["content"] and "Asked at: Wed 2024-03-13 09:01:40" in messages[1]["content"]
+    assert "I take paper." in messages[1]["content"] and "Asked at: Wed 13 March 2024 09:01:40" in messages[1]["content"]
 
 
 def test_ask_abstains_when_the_model_finds_nothing(built, embedder):
