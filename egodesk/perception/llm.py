@@ -100,12 +100,28 @@ class LocalLLM:
         import numpy as np
 
         tokens = self._llama.tokenize(self._format(messages).encode("utf-8"), add_bos=False, special=True)
-        self._llama.reset()
-        self._llama.eval(tokens)
+        self._eval_after_shared_prefix(tokens)
         pointer = llama_cpp.llama_get_logits_ith(self._llama.ctx, -1)
         logits = np.ctypeslib.as_array(pointer, shape=(self._llama.n_vocab(),)).astype(np.float64)
         yes, no = (max(logits[i] for i in self._word_ids(w)) for w in ("yes", "no"))
         return float(1.0 / (1.0 + math.exp(no - yes)))
+
+    def _eval_after_shared_prefix(self, tokens: list[int]) -> None:
+        """Evaluate `tokens`, keeping the cached state of the prefix they share with the last prompt:
+        a reranker's judgements of one question differ only in the passage at the end, so the rules
+        and the question are evaluated once per question, not once per passage."""
+        import numpy as np
+
+        llama = self._llama
+        keep = 0
+        if not (getattr(llama, "_is_recurrent", False) or getattr(llama, "_is_hybrid", False)):  # their state cannot be cut back
+            limit = min(llama.n_tokens, len(tokens) - 1)  # at least one token is evaluated, for fresh logits
+            differs = np.flatnonzero(llama.input_ids[:limit] != np.asarray(tokens[:limit]))
+            keep = int(differs[0]) if differs.size else limit
+        if keep == 0:
+            llama.reset()
+        llama.n_tokens = keep  # eval() drops the cache from here on
+        llama.eval(tokens[keep:])
 
     def _format(self, messages: Messages) -> str:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter

@@ -31,6 +31,27 @@ def test_schema_constrained_json(tiny_llm):
     assert data["answer"] in {"A", "B"}
 
 
+def test_yes_probability_reuses_the_shared_prefix_and_scores_the_same(tiny_llm, monkeypatch):
+    """Judging passages of one question re-evaluates only each passage, and the scores equal a cold start."""
+    def judge(passage):
+        return [{"role": "system", "content": "Reply yes if the passage helps answer the question, else no. " * 4},
+                {"role": "user", "content": f"Question: where did I put the keys?\n\nPassage: {passage}"}]
+
+    passages = ["I put the keys in the blue bowl by the door.", "Interest rates rose again in March."]
+    evaluated = []
+    real_eval = tiny_llm._llama.eval
+    monkeypatch.setattr(tiny_llm._llama, "eval", lambda tokens: (evaluated.append(len(tokens)), real_eval(tokens))[1])
+    tiny_llm.chat([{"role": "user", "content": "Say hello."}], max_tokens=1)  # something else in the cache first
+    evaluated.clear()
+    warm = [tiny_llm.yes_probability(judge(p)) for p in passages]
+    again = tiny_llm.yes_probability(judge(passages[0]))
+    whole = len(tiny_llm._llama.tokenize(tiny_llm._format(judge(passages[1])).encode(), add_bos=False, special=True))
+    assert evaluated[0] >= whole / 2 and max(evaluated[1:]) < whole / 3  # after the first: the passage and the template's end
+    tiny_llm.chat([{"role": "user", "content": "Something unrelated."}], max_tokens=1)
+    cold = tiny_llm.yes_probability(judge(passages[1]))
+    assert again == pytest.approx(warm[0], abs=1e-3) and cold == pytest.approx(warm[1], abs=1e-3)
+
+
 def test_malformed_json_is_retried_then_reported():
     class Garbage:
         model_id = "garbage"
