@@ -27,7 +27,7 @@ from egodesk.eval.metrics import QuestionResult, by_category, retrieval_scores, 
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.store import Footage, Store, Unit
 from egodesk.reasoning.answerer import answer_question
-from egodesk.retrieval.base import Memory, Query, make_strategy
+from egodesk.retrieval.base import Memory, Query, make_strategy, strategy_class
 from egodesk.retrieval.catalog import PARENT_KINDS
 
 
@@ -184,16 +184,22 @@ def run_eval(bench_dir, strategy: str, k: int = 12, answer: bool = False, limit:
     bench = load_benchmark(bench_dir, limit)
     embedder = embedder or make_embedder(threads=min(2, settings.threads))
     store, indices = open_library(bench, embedder, settings, Path(library_dir) if library_dir else None, progress)
-    if (answer or memories) and llm is None:
+    judged = strategy_class(strategy).needs_llm  # the LLM reranker
+    if (answer or memories or judged) and llm is None:
         from egodesk.perception.llm import make_llm
 
         llm = make_llm(settings)
     run = {"benchmark": str(bench.root), "strategy": strategy, "k": k, "answer": answer, "online": online,
-           "llm": getattr(llm, "model_id", None) if answer else None}
+           "llm": getattr(llm, "model_id", None) if answer or judged else None}
     if memories:  # only then: reports written before memories could be built still resume
         built = build_llm_memories(store, indices, embedder, llm, bench, settings, memories, progress)
         run["memories"] = {name: {**built[name], "llm": llm.model_id} for name in memories}
     memory = Memory(store, indices, embedder, llm=llm, settings=settings)
+    missing = [space for space in strategy_class(strategy).spaces if not memory.has(space)]
+    if missing:  # scoring a strategy on memory that was never built would report zeros as if measured
+        store.close()
+        raise ValueError(f"strategy {strategy!r} searches {', '.join(missing)}, which the {bench.name} library does not "
+                         f"hold yet: build the LLM memories first with --memories {' '.join(LLM_MEMORIES)}")
     done = resumable_results(Path(report), run) if report and resume else {}
     started = time.perf_counter()
     units = count_units(store)

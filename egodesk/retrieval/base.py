@@ -150,11 +150,15 @@ def strategy_names() -> list[str]:
     return list(STRATEGIES)
 
 
-def make_strategy(name: str, memory: Memory) -> Strategy:
+def strategy_class(name: str) -> type[Strategy]:
     _load_all()
     if name not in STRATEGIES:
         raise KeyError(f"unknown retrieval strategy {name!r}; known: {', '.join(STRATEGIES)}")
-    return STRATEGIES[name](memory)
+    return STRATEGIES[name]
+
+
+def make_strategy(name: str, memory: Memory) -> Strategy:
+    return strategy_class(name)(memory)
 
 
 def _load_all() -> None:

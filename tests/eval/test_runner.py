@@ -127,3 +127,24 @@ def test_llm_memories_are_built_for_the_questions_sources_only(bench, tmp_path, 
                      memories=("records",), quiet=True)
     assert again["memories"]["records"]["clips_built"] == 0
     assert again["questions"][0]["detail"]["retrieved"] == data["questions"][0]["detail"]["retrieved"]
+
+
+def test_a_strategy_whose_memory_is_not_built_is_refused_not_scored_zero(bench, tmp_path, embedder):
+    with pytest.raises(ValueError, match=r"'records' searches record-object.*--memories records"):
+        run_eval(bench, "records", k=5, library_dir=tmp_path / "lib", embedder=embedder, quiet=True)
+
+
+def test_the_rerank_strategy_is_evaluated_with_the_llm_judge(bench, tmp_path, embedder):
+    """Retrieval-only eval of `rerank` still needs the LLM (it judges the candidates); the run names it."""
+    class Judge:
+        model_id = "judge"
+        asked = 0
+
+        def yes_probability(self, messages):
+            self.asked += 1
+            return 1.0 if "Pixel" in messages[-1]["content"] else 0.0
+
+    judge = Judge()
+    data = run_eval(bench, "rerank", k=5, library_dir=tmp_path / "lib", embedder=embedder, llm=judge, quiet=True)
+    assert judge.asked > 0 and data["llm"] == "judge"
+    assert data["questions"][1]["retrieval"]["hit@1"] == 1.0  # the judged passage about Pixel ranks first
