@@ -6,6 +6,10 @@ its cue-word coverage beats plain fusion. The rest go to `context` (dense + BM25
 neighbour smoothing), which lifts LoCoMo Hit@5 from hybrid's 0.44 to 0.62 (strict overlap). The
 routing was chosen on LoCoMo's first 500 questions and held on the next 500 (auto 0.668 against
 context 0.656 and timeaware 0.590). Each falls back to what the library has built.
+
+The LLM reranker is left out: with llm-quality on 2 cores it lifts hybrid's Hit@1 by about 0.2 but costs
+12-34 s per question, more than the answer, and still trails this routing on epic-dev
+(`egodesk eval BENCH --strategy rerank --limit 24` on both benchmarks).
 """
 
 from __future__ import annotations
