@@ -184,7 +184,7 @@ def run_eval(bench_dir, strategy: str, k: int = 12, answer: bool = False, limit:
     bench = load_benchmark(bench_dir, limit)
     embedder = embedder or make_embedder(threads=min(2, settings.threads))
     store, indices = open_library(bench, embedder, settings, Path(library_dir) if library_dir else None, progress)
-    judged = strategy_class(strategy).needs_llm  # the LLM reranker
+    judged = strategy_class(strategy).needs_llm  # the LLM reranker judges candidates
     if (answer or memories or judged) and llm is None:
         from egodesk.perception.llm import make_llm
 
@@ -195,7 +195,7 @@ def run_eval(bench_dir, strategy: str, k: int = 12, answer: bool = False, limit:
         built = build_llm_memories(store, indices, embedder, llm, bench, settings, memories, progress)
         run["memories"] = {name: {**built[name], "llm": llm.model_id} for name in memories}
     memory = Memory(store, indices, embedder, llm=llm, settings=settings)
-    missing = [space for space in strategy_class(strategy).spaces if not memory.has(space)]
+    missing = make_strategy(strategy, memory).missing_spaces()
     if missing:  # scoring a strategy on memory that was never built would report zeros as if measured
         store.close()
         raise ValueError(f"strategy {strategy!r} searches {', '.join(missing)}, which the {bench.name} library does not "

@@ -103,7 +103,7 @@ def build_prompt(question: str, evidence: list[Evidence], options: list[str] | N
         lines.append(f"{eid} {_clock(ev)} {_clean(ev.text)}")
     block = "\n".join(lines) or "(no evidence found)"
     at = from_ts(asked_at) if asked_at is not None else None
-    asked = f"\nAsked at: {_day(at)} {at:%H:%M:%S}" if at else ""
+    asked = f"\nAsked at: {_day(at)} {at:%H:%M:%S}" if at is not None else ""
     opts = "\nOptions:\n" + "\n".join(f"{LETTERS[i]}. {_clean(o, OPTION_CHARS)}" for i, o in enumerate(options)) if options else ""
     user = f"<evidence>\n{block}\n</evidence>{asked}\nQuestion: {_clean(question, QUESTION_CHARS)}{opts}"
     return Prompt([{"role": "system", "content": SYSTEM.format(answer_rule=rule)}, {"role": "user", "content": user}],

@@ -130,8 +130,12 @@ class Strategy:
     def __init__(self, memory: Memory):
         self.memory = memory
 
+    def missing_spaces(self) -> list[str]:
+        """The vector spaces it searches that the library has not built."""
+        return [space for space in self.spaces if not self.memory.has(space)]
+
     def available(self) -> bool:
-        return all(self.memory.has(s) for s in self.spaces) and (not self.needs_llm or self.memory.llm is not None)
+        return not self.missing_spaces() and (not self.needs_llm or self.memory.llm is not None)
 
     def retrieve(self, query: Query) -> list[Evidence]:
         raise NotImplementedError
