@@ -380,6 +380,8 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.runner.cancel_all()  # end the workers without waiting on them
-        self.player.media.stop()
+        # pause, not stop: stop() waits for the FFmpeg backend's threads and hung at close in two test runs
+        # (the main thread blocked in Qt); pausing silences playback without waiting on them
+        self.player.media.pause()
         self.save_layout()
         event.accept()
