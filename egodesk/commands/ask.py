@@ -45,7 +45,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     try:
         run_eval(args.bench, args.strategy, k=args.k, answer=args.answer, limit=args.limit, report=args.report,
-                 library_dir=args.scratch, resume=args.resume, memories=tuple(args.memories or ()))
+                 library_dir=args.scratch, resume=args.resume, memories=tuple(args.memories or ()),
+                 reuse_replies=not args.ask_again)
     except (FileNotFoundError, ValueError, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -73,6 +74,8 @@ def register(sub) -> None:
     p.add_argument("--report", help="write the JSON report here")
     p.add_argument("--scratch", help="library folder for the benchmark (default: a cached one per benchmark)")
     p.add_argument("--resume", action="store_true", help="keep the questions --report already holds from the same run")
+    p.add_argument("--ask-again", action="store_true",
+                   help="send every answer prompt to the model, even one this benchmark library's runs already had answered")
     p.add_argument("--memories", nargs="+", choices=LLM_MEMORIES, metavar="MEMORY",
                    help="first build these LLM memories (records, atomic) for the questions' sources (hours on a CPU "
                         "for a whole benchmark: combine with --limit)")

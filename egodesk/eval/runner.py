@@ -24,6 +24,7 @@ from egodesk.core.settings import Settings
 from egodesk.core.types import Progress
 from egodesk.eval.benchmark import Benchmark, BenchQuestion, load_benchmark
 from egodesk.eval.metrics import QuestionResult, by_category, retrieval_scores, summarize, token_f1
+from egodesk.eval.reply_cache import ReplyCache
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.store import Footage, Store, Unit
 from egodesk.reasoning.answerer import answer_question
@@ -132,8 +133,12 @@ def run_questions(memory: Memory, questions: list[BenchQuestion], strategy: str,
         result.detail["retrieved"] = [{"unit": ev.unit_id, "source": ev.source, "start": ev.start, "end": ev.end,
                                        "score": round(ev.score, 4), "strategy": ev.strategy} for ev in evidence[:k]]
         if llm is not None:
+            saved = getattr(llm, "saved_seconds", 0.0)
             answer = answer_question(llm, q.question, evidence[:k], q.options, q.asked_at, memory.settings.answer_context_tokens)
             _score_answer(q, result, answer)
+            if getattr(llm, "saved_seconds", 0.0) > saved:  # a kept reply: report what answering it cost the model
+                result.answer_ms += (llm.saved_seconds - saved) * 1000
+                result.detail["reply_reused"] = True
         results.append(result)
         if checkpoint:
             checkpoint(results)
@@ -174,16 +179,19 @@ def format_summary(title: str, summary: dict, categories: dict[str, dict]) -> st
 def run_eval(bench_dir, strategy: str, k: int = 12, answer: bool = False, limit: int | None = None, report=None,
              library_dir=None, online: bool = True, settings: Settings | None = None, embedder=None, llm=None,
              progress: Callable[[Progress], None] | None = None, quiet: bool = False, resume: bool = False,
-             memories: tuple[str, ...] = ()) -> dict:
+             memories: tuple[str, ...] = (), reuse_replies: bool = True) -> dict:
     """Run a benchmark; prints the table, writes the JSON report (if `report`) and returns it. With
     `resume`, questions already in `report` from the same run are not asked again. `memories` ("records",
-    "atomic") are built with the LLM first, for the questions' sources only (`build_llm_memories`)."""
+    "atomic") are built with the LLM first, for the questions' sources only (`build_llm_memories`). With
+    `reuse_replies`, an answer prompt this library's runs already sent the same model is answered from
+    the library's reply cache (`ReplyCache`) instead of the model."""
     from egodesk.perception.embedder import make_embedder
 
     settings = settings or Settings()
     bench = load_benchmark(bench_dir, limit)
     embedder = embedder or make_embedder(threads=min(2, settings.threads))
-    store, indices = open_library(bench, embedder, settings, Path(library_dir) if library_dir else None, progress)
+    library_root = Path(library_dir) if library_dir else default_library_root(bench)
+    store, indices = open_library(bench, embedder, settings, library_root, progress)
     judged = strategy_class(strategy).needs_llm  # the LLM reranker judges candidates
     if (answer or memories or judged) and llm is None:
         from egodesk.perception.llm import make_llm
@@ -207,14 +215,22 @@ def run_eval(bench_dir, strategy: str, k: int = 12, answer: bool = False, limit:
     def report_of(results: list[QuestionResult]) -> dict:
         return {**run, "units": units, "seconds": round(time.perf_counter() - started, 2),
                 "summary": summarize(results), "by_category": by_category(results),
+                "replies_reused": sum(bool(r.detail.get("reply_reused")) for r in results),
                 "questions": [r.__dict__ for r in results]}
 
     def checkpoint(results: list[QuestionResult]) -> None:
         if answer or len(results) % 50 == 0:  # answers cost seconds each: never lose more than one
             write_report(Path(report), report_of(results))
 
-    results = run_questions(memory, bench.questions, strategy, k, llm if answer else None, online, progress,
-                            done=done, checkpoint=checkpoint if report else None)
+    answerer = None
+    if answer:
+        answerer = ReplyCache(llm, library_root / "llm-replies.sqlite") if reuse_replies else llm
+    try:
+        results = run_questions(memory, bench.questions, strategy, k, answerer, online, progress,
+                                done=done, checkpoint=checkpoint if report else None)
+    finally:
+        if isinstance(answerer, ReplyCache):
+            answerer.close()
     data = report_of(results)
     if not quiet:
         print(format_summary(f"{bench.name}  strategy={strategy}  k={k}  questions={len(results)}", data["summary"], data["by_category"]))

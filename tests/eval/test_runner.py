@@ -1,4 +1,5 @@
 import json
+import time
 
 import pytest
 
@@ -99,8 +100,32 @@ def test_an_interrupted_answering_run_resumes_from_its_report(bench, tmp_path, e
     assert [q["id"] for q in data["questions"]] == [q["id"] for q in json.loads(report.read_text())["questions"]]
     other = ScriptedLLM(*replies)  # another strategy's report is not this run's: everything is asked again
     run_eval(bench, "flat", k=5, answer=True, report=report, library_dir=tmp_path / "lib", embedder=embedder,
-             llm=other, quiet=True, settings=Settings(), resume=True)
+             llm=other, quiet=True, settings=Settings(), resume=True, reuse_replies=False)
     assert len(other.sent) == 3
+
+
+class SlowScriptedLLM(ScriptedLLM):
+    def chat(self, *args, **kwargs):
+        time.sleep(0.05)
+        return super().chat(*args, **kwargs)
+
+
+def test_a_prompt_answered_before_is_answered_from_the_reply_cache_with_its_original_cost(bench, tmp_path, embedder):
+    replies = [{"evidence": ["E1"], "reasoning": "-", "answer": "B"}, {"evidence": ["E1"], "reasoning": "-", "answer": "Pixel"},
+               {"evidence": [], "reasoning": "-", "answer": "NOT_FOUND"}]
+    first = run_eval(bench, "hybrid", k=5, answer=True, library_dir=tmp_path / "lib", embedder=embedder,
+                     llm=SlowScriptedLLM(*replies), quiet=True, settings=Settings())
+    silent = ScriptedLLM()  # any call would fail: it has no replies
+    again = run_eval(bench, "hybrid", k=5, answer=True, library_dir=tmp_path / "lib", embedder=embedder, llm=silent,
+                     quiet=True, settings=Settings())
+    assert silent.sent == [] and first["replies_reused"] == 0 and again["replies_reused"] == 3
+    assert [q["detail"]["answer"] for q in again["questions"]] == [q["detail"]["answer"] for q in first["questions"]]
+    assert again["summary"]["accuracy"] == first["summary"]["accuracy"] == 1.0
+    assert all(q["answer_ms"] >= 50 for q in again["questions"])  # the model's time, not the lookup's
+    fresh = ScriptedLLM(*replies)
+    run_eval(bench, "hybrid", k=5, answer=True, library_dir=tmp_path / "lib", embedder=embedder, llm=fresh,
+             quiet=True, settings=Settings(), reuse_replies=False)
+    assert len(fresh.sent) == 3
 
 
 def test_llm_memories_are_built_for_the_questions_sources_only(bench, tmp_path, embedder):
