@@ -6,7 +6,8 @@ Evidence ids and option letters are enums, so the model can only cite evidence i
 pick an option that exists. An answer that cites nothing is marked ungrounded; an open answer that
 cites nothing, or says the evidence lacks it, becomes the abstention. Evidence is handed over in time
 order (chronological curation), compacted to a token budget, and fenced as data: text inside the
-evidence or the question cannot change the rules in the system prompt.
+evidence or the question cannot change the rules in the system prompt. When the strategy pinpointed
+the moment asked about (`Evidence.pinpointed`), only that moment is handed over.
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def build_prompt(question: str, evidence: list[Evidence], options: list[str] | N
     carries only its time of day: the same facts in far fewer tokens than a full date on every line."""
     rule = MC_RULE if options else OPEN_RULE
     chosen, used = [], 0
-    for ev in evidence:  # best first: the budget keeps the strongest evidence
+    for ev in [e for e in evidence if e.pinpointed] or evidence:  # best first: the budget keeps the strongest
         cost = count_tokens(f"{_clock(ev)} {_clean(ev.text)}") + 4
         if chosen and used + cost > budget_tokens:
             break

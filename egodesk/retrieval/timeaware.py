@@ -13,7 +13,12 @@ else captions and transcripts. Rounds (at most `timeaware_rounds`):
      units around the chosen occurrence.
 Curation (the sampling agent): "last time" puts the latest occurrences of the event first, "first time"
 the earliest, "right after" the units that follow the chosen occurrence, "usually" spreads the
-evidence over different days; everything else is ranked by score.
+evidence over different days; everything else is ranked by score. When the chosen occurrence holds
+the event's words and is a first or last occurrence, it (with the units right after or before it,
+for "what next") is pinpointed: the answerer reads only that moment. Handed all k units in time
+order, a 1.5B model loses the one occurrence among the repeats (epic-dev, first 200 questions: 0.61
+accuracy; with the pinpointed moment alone, 17 of 21 probed misses became right and none of 14 right
+answers turned wrong).
 """
 
 from __future__ import annotations
@@ -104,12 +109,12 @@ class TimeAware(Strategy):
         semantic = self._semantic(query, drafted, rows, searched)
         cover = coverage(catalog, rows, cues)
         relevance = (semantic + 0.3 * cover) * time_relevance(qa.window, catalog.start[rows], catalog.end[rows])
-        ranked = self._curate(query, qa, rows, relevance, cover, semantic, kinds, rounds)
+        ranked, pinpointed = self._curate(query, qa, rows, relevance, cover, semantic, kinds, rounds)
         out = []
         for position, (row, score) in enumerate(ranked[: query.k], start=1):
             i = int(np.searchsorted(rows, row))
             found = i < len(rows) and rows[i] == row
-            out.append(catalog.evidence(row, score, self.name, ranks={"timeaware": position},
+            out.append(catalog.evidence(row, score, self.name, ranks={"timeaware": position}, pinpointed=row in pinpointed,
                                         scores={"semantic": float(semantic[i]) if found else 0.0,
                                                 "coverage": float(cover[i]) if found else 0.0}))
         return out
@@ -132,13 +137,15 @@ class TimeAware(Strategy):
         return out
 
     def _curate(self, query: Query, qa: QuestionAnalysis, rows: np.ndarray, relevance: np.ndarray, cover: np.ndarray,
-                semantic: np.ndarray, kinds: list[str], rounds: int) -> list[tuple[int, float]]:
+                semantic: np.ndarray, kinds: list[str], rounds: int) -> tuple[list[tuple[int, float]], set[int]]:
+        """The ranking, and the rows pinpointed as the moment asked about (none when no occurrence
+        holds the event's words: a semantic near-match is not sure enough to hide the rest)."""
         catalog = self.memory.catalog()
         by_score = [(int(rows[i]), float(relevance[i])) for i in np.lexsort((rows, -relevance))]
         if qa.habit and not (qa.order or qa.relation):
-            return _spread_over_days(catalog, by_score)
+            return _spread_over_days(catalog, by_score), set()
         if not (qa.order or qa.relation):
-            return by_score
+            return by_score, set()
         # The occurrences of the event: the units holding the most of its words ("put down cup" for
         # "put down cup and spoon"), else, when none holds half, the semantic near-best.
         most = float(cover.max())
@@ -156,11 +163,15 @@ class TimeAware(Strategy):
             head.append((anchor, top_score))
             for step, row in enumerate(catalog.neighbours(anchor, kinds, qa.relation == "after", NEIGHBOURS, before=query.cutoff)):
                 head.append((row, top_score - 0.01 * (step + 1)))
+            moment = {row for row, _ in head}
         else:
             limit = max(1, query.k // 2)
             head = [(int(rows[i]), top_score - 0.01 * n) for n, i in enumerate(occurrences[:limit])]
+            moment = {anchor}
         taken = {row for row, _ in head}
-        return head + [(row, score) for row, score in by_score if row not in taken]
+        # Only a first/last occurrence is one moment; "after X" alone may mean any of X's repeats.
+        sure = qa.order is not None and most >= MIN_COVERAGE
+        return head + [(row, score) for row, score in by_score if row not in taken], moment if sure else set()
 
 
 def _spread_over_days(catalog: Catalog, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:

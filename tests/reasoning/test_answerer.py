@@ -1,3 +1,4 @@
+import dataclasses
 import json
 
 import pytest
@@ -51,6 +52,12 @@ def test_prompt_is_chronological_fenced_and_within_budget():
     assert user.startswith("<evidence>") and "Asked at:" in user
     small = build_prompt("q", EVIDENCE, None, None, budget_tokens=12, count_tokens=lambda t: len(t.split()))
     assert [e.unit_id for e in small.shown] == [7]  # the best-ranked evidence is kept first
+
+
+def test_a_pinpointed_moment_is_all_the_answerer_reads():
+    pinned = [dataclasses.replace(EVIDENCE[0], pinpointed=True), EVIDENCE[1], dataclasses.replace(EVIDENCE[2], pinpointed=True)]
+    prompt = build_prompt("When did I last take paper?", pinned, ["at 1000", "at 2000"], 4000.0, 1000, lambda t: len(t.split()))
+    assert [e.unit_id for e in prompt.shown] == [7, 9] and "fold paper" not in prompt.messages[1]["content"]
 
 
 def test_evidence_is_grouped_under_day_and_source_lines():

@@ -84,6 +84,7 @@ def test_timeaware_last_time_puts_the_latest_occurrence_before_the_question_firs
                   asked_at=asked, sources=["kitchen"], k=5, cutoff=asked)
     found = make_strategy("timeaware", memory).retrieve(query)
     assert found[0].start == ts(DAY1, expected_s) and found[0].text == "I take paper."
+    assert [ev.pinpointed for ev in found] == [True] + [False] * (len(found) - 1)  # that moment is the answer's
 
 
 def test_timeaware_across_footage_last_time_is_the_latest_anywhere(memory):
@@ -99,6 +100,14 @@ def test_timeaware_first_time_then_what_next(memory):
     found = make_strategy("timeaware", memory).retrieve(query)
     assert [ev.text for ev in found[:2]] == ["I take paper.", "I fold paper."]
     assert found[0].start == ts(DAY1, 0)
+    pinned = [ev for ev in found if ev.pinpointed]  # the first occurrence and what came right after it
+    assert pinned[:2] == found[:2] and all(ev.start >= found[0].start for ev in pinned) and 2 <= len(pinned) <= 3
+
+
+def test_timeaware_pinpoints_nothing_without_a_first_or_last_occurrence(memory):
+    asked = ts(DAY2, 3 * 3600)
+    for question in ("What did I take yesterday morning?", "What did I do right after I took paper?", "When did I last juggle?"):
+        assert not any(ev.pinpointed for ev in make_strategy("timeaware", memory).retrieve(Query(question, asked_at=asked, k=5, cutoff=asked)))
 
 
 def test_timeaware_window_prefers_the_named_day(memory):
