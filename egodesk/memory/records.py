@@ -31,7 +31,7 @@ from egodesk.memory.indices import IndexManager
 from egodesk.memory.llm_batches import ClipText, load_prompt, run_batches
 from egodesk.memory.record_tables import BuildProgress, EventPrototype, MemoryEntryState, from_bytes, to_bytes
 from egodesk.memory.store import Store, Unit
-from egodesk.perception.llm import LLMError, chat_json
+from egodesk.perception.llm import JSON_RETRIES, LLMError, chat_json
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,7 @@ RECORD, ENTRY = "record", "memory-entry"
 OBJECT_SPACE, ACTION_SPACE = "record-object", "record-action"
 RECORDS_PER_CLIP = 3  # the schema's cap on records per clip (a small model can loop otherwise)
 TOKENS_PER_CLIP = 64  # generation budget per clip in a batch
+TOKENS_PER_SPOKEN_CLIP = 160  # a clip with speech: its records quote what was said
 SELF_WORDS = {"i", "me", "my", "myself", "wearer", "the wearer", "camera wearer", "the camera wearer"}
 _TEXT_LIMITS = {"action": 40, "object": 60, "tool": 40, "location": 40, "speech": 200}
 
@@ -140,15 +141,23 @@ def parse_records(data: Any, clips: list[ClipText], wearer: str) -> list[Record]
     return sorted(out, key=lambda r: order[r.clip_id])  # stable: keeps each entry's own record order
 
 
+def record_budget(clips: list[ClipText]) -> int:
+    """Output tokens for a batch's records: more for clips with speech, whose records carry quotes
+    (20 s of LoCoMo dialogue overflowed 64 tokens a clip; every overflow costs a whole generation)."""
+    return 48 + sum(TOKENS_PER_SPOKEN_CLIP if clip.speech else TOKENS_PER_CLIP for clip in clips)
+
+
 def extract_records(llm, clips: list[ClipText], wearer: str, failures: list[LLMError] | None = None) -> list[Record]:
-    """Records of a batch of clips in one LLM call. A reply that stays malformed after the retries
-    (e.g. cut off by the token budget) is retried as two halves; a single clip that still fails
-    yields no records, is logged and its error added to `failures`."""
+    """Records of a batch of clips in one LLM call. A malformed reply of several clips is split into
+    two halves at once: under the schema's grammar, a greedy reply is malformed when the token budget
+    cut it off, and a sampled retry of the same batch runs into the same budget. A single clip gets
+    the sampled retries; one that still fails yields no records, is logged and its error added to
+    `failures`."""
     if not clips:
         return []
     try:
-        data, _ = chat_json(llm, record_messages(clips, wearer), record_schema(len(clips)),
-                            max_tokens=48 + TOKENS_PER_CLIP * len(clips))
+        data, _ = chat_json(llm, record_messages(clips, wearer), record_schema(len(clips)), max_tokens=record_budget(clips),
+                            retries=JSON_RETRIES if len(clips) == 1 else 0)
         return parse_records(data, clips, wearer)
     except LLMError as exc:
         if len(clips) == 1:

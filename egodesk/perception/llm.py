@@ -50,17 +50,18 @@ def parse_json(text: str) -> Any:
         raise
 
 
-def chat_json(llm: LLM, messages: Messages, schema: dict, max_tokens: int = 512) -> tuple[Any, int]:
-    """A schema-shaped reply as Python data, and the prompt tokens spent. Retries malformed output."""
+def chat_json(llm: LLM, messages: Messages, schema: dict, max_tokens: int = 512, retries: int = JSON_RETRIES) -> tuple[Any, int]:
+    """A schema-shaped reply as Python data, and the prompt tokens spent. Retries malformed output
+    (sampled, so a retry can differ)."""
     last = ""
-    for attempt in range(1 + JSON_RETRIES):
+    for attempt in range(1 + retries):
         text, prompt_tokens = llm.chat(messages, max_tokens=max_tokens, temperature=0.0 if attempt == 0 else 0.3, schema=schema)
         try:
             return parse_json(text), prompt_tokens
         except json.JSONDecodeError:
             last = text
             log.info("LLM reply was not valid JSON (attempt %d): %.200r", attempt + 1, text)
-    raise LLMError(f"{llm.model_id} did not return valid JSON after {1 + JSON_RETRIES} attempts; last reply: {last[:300]!r}")
+    raise LLMError(f"{llm.model_id} did not return valid JSON after {1 + retries} attempts; last reply: {last[:300]!r}")
 
 
 def _yes_no_from_logprobs(top: dict[str, float]) -> float:

@@ -9,8 +9,10 @@ from egodesk.core.settings import Settings
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.llm_batches import ClipText
 from egodesk.memory.record_tables import BuildProgress, EventPrototype, MemoryEntryState
-from egodesk.memory.records import (ACTION_SPACE, ENTRY, OBJECT_SPACE, RECORD, build_records, growth_report, parse_records,
+from egodesk.memory.records import (ACTION_SPACE, ENTRY, OBJECT_SPACE, RECORD, TOKENS_PER_CLIP, TOKENS_PER_SPOKEN_CLIP,
+                                    build_records, extract_records, growth_report, parse_records, record_budget,
                                     record_messages, record_schema)
+from tests.reasoning.test_answerer import ScriptedLLM
 from egodesk.memory.store import Unit, Vector
 from egodesk.pipeline.textimport import import_memory_jsonl
 
@@ -40,6 +42,22 @@ def test_schema_enumerates_the_batch_ids_and_caps_the_output():
     records = schema["properties"]["records"]
     assert records["items"]["properties"]["id"] == {"enum": [1, 2, 3]} and records["maxItems"] == 9
     assert set(records["items"]["required"]) == {"id", "action", "object"}  # no persons: the wearer alone
+
+
+def test_a_cut_off_batch_is_halved_at_once_and_only_a_single_clip_gets_sampled_retries(caplog):
+    cut = '{"records": [{"id": 1, "action": "take", "object": "pla'
+    llm = ScriptedLLM(cut, {"records": [{"id": 1, "action": "take", "object": "plate"}]}, cut, cut, cut)
+    failures = []
+    records = extract_records(llm, clips("I take plate.", "I wash cloth."), "Ana", failures)
+    # the pair once (no retry), the first clip alone, the second clip alone three times (two sampled retries)
+    assert len(llm.sent) == 5 and [r.object for r in records] == ["plate"] and len(failures) == 1
+    assert [r.getMessage()[:37] for r in caplog.records] == ["no interaction records for clip 11: s"]
+    caplog.clear()
+
+
+def test_clips_with_speech_get_room_for_their_quotes():
+    spoken = [ClipText(1, 0, 0.0, 20.0, speech=["Ana: I adopted a cat."]), ClipText(2, 1, 20.0, 40.0, caption="I take plate.")]
+    assert record_budget(spoken) == 48 + TOKENS_PER_SPOKEN_CLIP + TOKENS_PER_CLIP
 
 
 def test_parse_maps_self_references_to_the_wearer_and_drops_invalid_items():
