@@ -115,6 +115,8 @@ def answer_schema(ids: list[str], options: list[str] | None) -> dict:
     """evidence -> reasoning -> answer, in that order; ids and letters as enums."""
     cite = {"type": "array", "items": {"type": "string", "enum": ids}, "maxItems": min(4, len(ids))} if ids else \
         {"type": "array", "maxItems": 0}
+    if ids and options:  # a pick must point at what it rests on (handed one line, the model cited none)
+        cite["minItems"] = 1
     # No maxLength on the strings: a bounded repetition in a llama.cpp grammar costs far more sampling
     # time than it saves; max_tokens bounds the reply instead.
     answer = {"type": "string", "enum": list(LETTERS[: len(options)])} if options else {"type": "string"}

@@ -42,6 +42,8 @@ def test_schema_orders_evidence_reasoning_answer_with_enums():
     assert schema["properties"]["evidence"]["items"]["enum"] == ["E1", "E2"]
     assert schema["properties"]["answer"]["enum"] == ["A", "B", "C"]
     assert answer_schema([], None)["properties"]["answer"]["type"] == "string"
+    assert answer_schema(["E1"], ["a", "b"])["properties"]["evidence"]["minItems"] == 1  # a pick cites
+    assert "minItems" not in answer_schema(["E1"], None)["properties"]["evidence"]  # an open answer may abstain
 
 
 def test_prompt_is_chronological_fenced_and_within_budget():
