@@ -4,7 +4,8 @@ point at evidence, then reason, then commit; MODELS.md measured 5/5 against 2-3/
 
 Evidence ids and option letters are enums, so the model can only cite evidence it was given and only
 pick an option that exists. An answer that cites nothing is marked ungrounded; an open answer that
-cites nothing, or says the evidence lacks it, becomes the abstention. Evidence is handed over in time
+cites nothing, says the evidence lacks it, or rests on what another person said of themselves
+(`speakers.misattributed`), becomes the abstention. Evidence is handed over in time
 order (chronological curation), compacted to a token budget, and fenced as data: text inside the
 evidence or the question cannot change the rules in the system prompt. When the strategy pinpointed
 the moment asked about (`Evidence.pinpointed`), only that moment is handed over.
@@ -20,6 +21,7 @@ from datetime import datetime
 from egodesk.core.timeutil import from_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.perception.llm import LLMError, chat_json
+from egodesk.reasoning.speakers import misattributed
 
 LETTERS = "ABCDEFGHIJ"
 NOT_FOUND = "NOT_FOUND"
@@ -149,5 +151,8 @@ def answer_question(llm, question: str, evidence: list[Evidence], options: list[
         out.text = options[out.option_index] if out.option_index is not None else ABSTENTION
         out.abstained = out.option_index is None
     elif not cited or not text or NOT_FOUND.lower() in text.lower() or text == ABSTENTION:
+        out.text, out.abstained, out.grounded = ABSTENTION, True, False
+    elif reason := misattributed(question, text, [by_id[c] for c in cited_ids], prompt.shown):
+        out.extra["unsupported"] = f"{reason}: {text!r}"
         out.text, out.abstained, out.grounded = ABSTENTION, True, False
     return out

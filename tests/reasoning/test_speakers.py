@@ -1,0 +1,39 @@
+from egodesk.core.types import Evidence
+from egodesk.reasoning.answerer import answer_question
+from egodesk.reasoning.speakers import misattributed
+from tests.reasoning.test_answerer import ScriptedLLM
+
+
+def line(uid, text):
+    return Evidence(uid, 1, "chat", 1000.0 + uid, 1005.0 + uid, text, 1.0)
+
+
+ANA = line(1, "Ana: I adopted a grey cat named Pixel last week!")
+BEN = line(2, "Ben: Lovely, my dog will hate it.")
+
+
+def test_an_answer_resting_on_another_speakers_own_words_is_misattributed():
+    assert misattributed("What pet did Ben adopt?", "a grey cat named Pixel", [ANA], [ANA, BEN]) == \
+        "Ana said this of themselves; the question asks about Ben"
+
+
+def test_the_speaker_asked_about_or_words_said_to_them_are_not():
+    assert misattributed("What pet did Ana adopt?", "a grey cat named Pixel", [ANA], [ANA, BEN]) is None
+    told = line(3, "Ana: Ben, I heard you adopted a grey cat!")
+    assert misattributed("What pet did Ben adopt?", "a grey cat", [told], [told, BEN]) is None
+
+
+def test_no_verdict_without_dialogue_one_named_speaker_or_shared_words():
+    caption = line(4, "I take a grey cat toy from the shelf.")
+    assert misattributed("What did Ben take?", "a grey cat toy", [caption], [caption, BEN]) is None
+    assert misattributed("What did Ana and Ben talk about?", "a grey cat", [ANA], [ANA, BEN]) is None
+    assert misattributed("What pet did Ben adopt?", "a parrot", [ANA], [ANA, BEN]) is None
+
+
+def test_the_answerer_abstains_on_a_misattributed_answer_and_says_why():
+    llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "Ana adopted Pixel.", "answer": "a grey cat named Pixel"})
+    answer = answer_question(llm, "What pet did Ben adopt?", [ANA, BEN])
+    assert answer.abstained and not answer.grounded and "Ana said this of themselves" in answer.extra["unsupported"]
+    right = answer_question(ScriptedLLM({"evidence": ["E1"], "reasoning": "-", "answer": "a grey cat named Pixel"}),
+                            "What pet did Ana adopt?", [ANA, BEN])
+    assert not right.abstained and right.cited == [1]
