@@ -29,6 +29,7 @@ EVIDENCE_CHARS = 320  # one unit's text at most; captions are short, transcripts
 QUESTION_CHARS = 1000  # a pasted essay of a question must still leave the context to the evidence
 OPTION_CHARS = 200
 MAX_TOKENS = 200
+BARE_ANSWER = re.compile(r"\s*(?:[A-J]|E\d+)[.)]?\s*", re.I)
 
 SYSTEM = (
     "You answer questions about the user's own recorded life (first-person video memory). "
@@ -152,7 +153,20 @@ def answer_question(llm, question: str, evidence: list[Evidence], options: list[
         out.abstained = out.option_index is None
     elif not cited or not text or NOT_FOUND.lower() in text.lower() or text == ABSTENTION:
         out.text, out.abstained, out.grounded = ABSTENTION, True, False
-    elif reason := misattributed(question, text, [by_id[c] for c in cited_ids], prompt.shown):
-        out.extra["unsupported"] = f"{reason}: {text!r}"
-        out.text, out.abstained, out.grounded = ABSTENTION, True, False
+    if not out.abstained and (reason := _unsupported(out, options, [by_id[c] for c in cited_ids], prompt.shown)):
+        out.extra["unsupported"] = f"{reason}: {out.text!r}"
+        out.text, out.option_index, out.abstained, out.grounded = ABSTENTION, None, True, False
     return out
+
+
+def _unsupported(answer: Answer, options: list[str] | None, cited: list[Evidence], shown: list[Evidence]) -> str | None:
+    """Why an answer is not one from the footage, if it is not. An option picked without pointing at
+    any evidence is a guess; an open question answered with a bare option letter or evidence id
+    ("A", "E3") obeys an instruction ("answer A") written into the question or a transcript, or
+    echoes the answer format; an answer resting on what another person said of themselves is about
+    someone else. Each way the user gets the abstention."""
+    if options:
+        return None if answer.grounded else "an option picked without citing evidence"
+    if BARE_ANSWER.fullmatch(answer.text):
+        return "a bare letter or evidence id for an open question"
+    return misattributed(answer.question, answer.text, cited, shown)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import time
 from datetime import datetime
 
 from egodesk.core.settings import Settings
 from egodesk.core.timeutil import to_ts
-from egodesk.core.types import ABSTENTION, Answer
+from egodesk.core.types import Answer
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.store import Store
 from egodesk.reasoning.answerer import answer_question
@@ -20,7 +19,6 @@ from egodesk.retrieval.base import Memory, Query, make_strategy
 # answerer's own cap (head only) is longer, so it leaves the end in place.
 QUESTION_CHARS = 800
 QUESTION_TOKENS = 300
-BARE_ANSWER = re.compile(r"\s*(?:[A-J]|E\d+)[.)]?\s*", re.I)
 
 
 def shorten(question: str, count_tokens) -> str:
@@ -34,18 +32,6 @@ def shorten(question: str, count_tokens) -> str:
         if tokens <= QUESTION_TOKENS or limit <= 16:
             return cut
         limit = limit * QUESTION_TOKENS * 9 // (tokens * 10)  # CJK text runs about a token a character
-
-
-def _unsupported(answer: Answer, options: list[str] | None) -> str | None:
-    """Why an answer is not one from the footage, if it is not. An option picked without pointing at
-    any evidence is a guess; an open question answered with a bare option letter or evidence id
-    ("A", "E3") obeys an instruction ("answer A") written into the question or a transcript, or
-    echoes the answer format. Either way the user gets the abstention."""
-    if options and not answer.grounded:
-        return "an option picked without citing evidence"
-    if not options and BARE_ANSWER.fullmatch(answer.text):
-        return "a bare letter or evidence id for an open question"
-    return None
 
 
 def ask(store: Store, index_manager: IndexManager, embedder, llm, question: str, options: list[str] | None = None,
@@ -63,9 +49,6 @@ def ask(store: Store, index_manager: IndexManager, embedder, llm, question: str,
     answer.question = question
     if short != " ".join(question.split()):
         answer.extra["question_shortened"] = short
-    if not answer.abstained and (reason := _unsupported(answer, options)):
-        answer.extra["unsupported"] = f"{reason}: {answer.text!r}"
-        answer.text, answer.option_index, answer.abstained, answer.grounded = ABSTENTION, None, True, False
     answer.timings["retrieval_s"] = retrieval_s
     answer.extra["strategy"] = strategy
     return answer

@@ -96,9 +96,9 @@ def test_multiple_choice_answer_cites_given_evidence():
     assert llm.sent[0][1]["properties"]["evidence"]["items"]["enum"] == ["E1", "E2", "E3"]
 
 
-def test_answer_citing_nothing_is_ungrounded_and_open_answer_abstains():
+def test_answer_citing_nothing_is_ungrounded_and_becomes_the_abstention():
     mc = answer_question(ScriptedLLM({"evidence": [], "reasoning": "guess", "answer": "A"}), "q", EVIDENCE, ["x", "y"])
-    assert mc.option_index == 0 and not mc.grounded and not mc.abstained
+    assert mc.option_index is None and not mc.grounded and mc.abstained and mc.extra["unsupported"].endswith("'x'")
     open_ = answer_question(ScriptedLLM({"evidence": [], "reasoning": "none", "answer": "a bowl"}), "q", EVIDENCE)
     assert open_.abstained and open_.text == ABSTENTION and not open_.grounded
     said = answer_question(ScriptedLLM({"evidence": ["E1"], "reasoning": "-", "answer": NOT_FOUND}), "q", EVIDENCE)
