@@ -84,6 +84,7 @@ class Settings(BaseModel):
     records_top_k: int = _field(5, "Records: memories retrieved", "Answers", "Imprint hands the top 5 memory entries to the reasoner.", ge=1, le=100)
     timeaware_rounds: int = _field(3, "Time-aware retrieval rounds", "Answers", "EgoCITE retrieval rounds into the evidence pool (3 holds most of the gain).", ge=1, le=5)
     answer_context_tokens: int = _field(1500, "Evidence token budget", "Answers", "Evidence text given to the reasoner per question, in tokens (the paper needs 3,600).", ge=200, le=16000)
+    answer_choice: Literal["text", "letter"] = _field("text", "Multiple choice answered with", "Answers", "text: the model writes the chosen option itself (a small model maps evidence to an option far better this way); letter: the option's letter.")
 
     @classmethod
     def groups(cls) -> dict[str, list[str]]:

@@ -134,7 +134,8 @@ def run_questions(memory: Memory, questions: list[BenchQuestion], strategy: str,
                                        "score": round(ev.score, 4), "strategy": ev.strategy} for ev in evidence[:k]]
         if llm is not None:
             saved = getattr(llm, "saved_seconds", 0.0)
-            answer = answer_question(llm, q.question, evidence[:k], q.options, q.asked_at, memory.settings.answer_context_tokens)
+            answer = answer_question(llm, q.question, evidence[:k], q.options, q.asked_at, memory.settings.answer_context_tokens,
+                                     memory.settings.answer_choice)
             _score_answer(q, result, answer)
             if getattr(llm, "saved_seconds", 0.0) > saved:  # a kept reply: report what answering it cost the model
                 result.answer_ms += (llm.saved_seconds - saved) * 1000

@@ -2,8 +2,8 @@
 come in the order evidence -> reasoning -> answer (a small model answers far better when it must first
 point at evidence, then reason, then commit; MODELS.md measured 5/5 against 2-3/5 answer-first).
 
-Evidence ids and option letters are enums, so the model can only cite evidence it was given and only
-pick an option that exists. An answer that cites nothing is marked ungrounded; an open answer that
+Evidence ids and the options (their texts by default, or their letters) are enums, so the model can
+only cite evidence it was given and only pick an option that exists. An answer that cites nothing is marked ungrounded; an open answer that
 cites nothing, says the evidence lacks it, or rests on what another person said of themselves
 (`speakers.misattributed`), becomes the abstention. Evidence is handed over in time
 order (chronological curation), compacted to a token budget, and fenced as data: text inside the
@@ -43,7 +43,11 @@ SYSTEM = (
     "time is when that moment happened. The question was asked at the time given.\n"
     "4. " + "{answer_rule}"
 )
-MC_RULE = "Pick the one option letter best supported by the evidence."
+MC_RULES = {"letter": "Pick the one option letter best supported by the evidence.",
+            # A 1.5B model that has just written "then I turn on tap" picks the wrong letter for it
+            # far more often than it copies the wrong option (epic-dev probe: 12 of 20 misses right,
+            # 16 of 16 right answers kept).
+            "text": "Answer with the one option best supported by the evidence, written exactly as listed."}
 # Dates are shown and asked for the way people write them; a small model copies the evidence's format.
 # A line saying "yesterday" or "last week" means relative to its own day, not to when the question is asked.
 OPEN_RULE = ("Answer in a few words; write a date like 7 May 2023. 'Yesterday' or 'last week' in a line is "
@@ -84,12 +88,13 @@ def _header(ev: Evidence) -> str:
 
 
 def build_prompt(question: str, evidence: list[Evidence], options: list[str] | None, asked_at: float | None,
-                 budget_tokens: int, count_tokens) -> Prompt:
-    """The chat messages: rules, evidence (time order, within the token budget), question, options.
+                 budget_tokens: int, count_tokens, choice: str = "text") -> Prompt:
+    """The chat messages: rules, evidence (time order, within the token budget), question, options
+    (listed with letters when the answer is a letter, as a plain list when it is the option's text).
 
     Evidence is grouped under one "day, source:" line per run of lines sharing both, so each line
     carries only its time of day: the same facts in far fewer tokens than a full date on every line."""
-    rule = MC_RULE if options else OPEN_RULE
+    rule = MC_RULES[choice] if options else OPEN_RULE
     chosen, used = [], 0
     for ev in [e for e in evidence if e.pinpointed] or evidence:  # best first: the budget keeps the strongest
         cost = count_tokens(f"{_clock(ev)} {_clean(ev.text)}") + 4
@@ -108,32 +113,39 @@ def build_prompt(question: str, evidence: list[Evidence], options: list[str] | N
     block = "\n".join(lines) or "(no evidence found)"
     at = from_ts(asked_at) if asked_at is not None else None
     asked = f"\nAsked at: {_day(at)} {at:%H:%M:%S}" if at is not None else ""
-    opts = "\nOptions:\n" + "\n".join(f"{LETTERS[i]}. {_clean(o, OPTION_CHARS)}" for i, o in enumerate(options)) if options else ""
+    marks = [f"{LETTERS[i]}." if choice == "letter" else "-" for i in range(len(options or []))]
+    opts = "\nOptions:\n" + "\n".join(f"{mark} {_option(o)}" for mark, o in zip(marks, options)) if options else ""
     user = f"<evidence>\n{block}\n</evidence>{asked}\nQuestion: {_clean(question, QUESTION_CHARS)}{opts}"
     return Prompt([{"role": "system", "content": SYSTEM.format(answer_rule=rule)}, {"role": "user", "content": user}],
                   ids, ordered)
 
 
-def answer_schema(ids: list[str], options: list[str] | None) -> dict:
-    """evidence -> reasoning -> answer, in that order; ids and letters as enums."""
+def _option(text: str) -> str:
+    return _clean(text, OPTION_CHARS)
+
+
+def answer_schema(ids: list[str], options: list[str] | None, choice: str = "text") -> dict:
+    """evidence -> reasoning -> answer, in that order; ids and the options (letters or texts) as enums."""
     cite = {"type": "array", "items": {"type": "string", "enum": ids}, "maxItems": min(4, len(ids))} if ids else \
         {"type": "array", "maxItems": 0}
     if ids and options:  # a pick must point at what it rests on (handed one line, the model cited none)
         cite["minItems"] = 1
     # No maxLength on the strings: a bounded repetition in a llama.cpp grammar costs far more sampling
     # time than it saves; max_tokens bounds the reply instead.
-    answer = {"type": "string", "enum": list(LETTERS[: len(options)])} if options else {"type": "string"}
+    picks = list(LETTERS[: len(options)]) if choice == "letter" else list(dict.fromkeys(_option(o) for o in options or []))
+    answer = {"type": "string", "enum": picks} if options else {"type": "string"}
     return {"type": "object",
             "properties": {"evidence": cite, "reasoning": {"type": "string"}, "answer": answer},
             "required": ["evidence", "reasoning", "answer"]}
 
 
 def answer_question(llm, question: str, evidence: list[Evidence], options: list[str] | None = None,
-                    asked_at: float | None = None, budget_tokens: int = 1500) -> Answer:
-    """Ask the LLM; returns an Answer with the cited evidence, grounding and token count."""
+                    asked_at: float | None = None, budget_tokens: int = 1500, choice: str = "text") -> Answer:
+    """Ask the LLM; returns an Answer with the cited evidence, grounding and token count. `choice`:
+    a multiple-choice answer is the option's "text" or its "letter"."""
     started = time.perf_counter()
-    prompt = build_prompt(question, evidence, options, asked_at, budget_tokens, llm.count_tokens)
-    schema = answer_schema(prompt.ids, options)
+    prompt = build_prompt(question, evidence, options, asked_at, budget_tokens, llm.count_tokens, choice)
+    schema = answer_schema(prompt.ids, options, choice)
     try:
         reply, tokens = chat_json(llm, prompt.messages, schema, max_tokens=MAX_TOKENS)
     except LLMError as exc:
@@ -147,7 +159,10 @@ def answer_question(llm, question: str, evidence: list[Evidence], options: list[
                  reasoning=str(reply.get("reasoning", "")) if isinstance(reply, dict) else "",
                  timings={"answer_s": time.perf_counter() - started}, extra={"cited_ids": cited_ids})
     if options:
-        index = LETTERS.find(text[:1].upper()) if text else -1
+        if choice == "letter":
+            index = LETTERS.find(text[:1].upper()) if text else -1
+        else:
+            index = next((i for i, o in enumerate(options) if _option(o) == text), -1)
         out.option_index = index if 0 <= index < len(options) else None
         out.text = options[out.option_index] if out.option_index is not None else ABSTENTION
         out.abstained = out.option_index is None

@@ -45,7 +45,8 @@ def ask(store: Store, index_manager: IndexManager, embedder, llm, question: str,
     started = time.perf_counter()
     evidence = make_strategy(strategy, memory).retrieve(Query(short, options, asked_at, sources, k, cutoff=asked_at))
     retrieval_s = time.perf_counter() - started
-    answer = answer_question(llm, short, evidence, options, asked_at, memory.settings.answer_context_tokens)
+    answer = answer_question(llm, short, evidence, options, asked_at, memory.settings.answer_context_tokens,
+                             memory.settings.answer_choice)
     answer.question = question
     if short != " ".join(question.split()):
         answer.extra["question_shortened"] = short

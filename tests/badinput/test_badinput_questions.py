@@ -158,7 +158,7 @@ def test_injection_in_the_question_and_in_a_transcript(library):
 @pytest.mark.parametrize("reply, options", [
     ({"evidence": ["E1"], "reasoning": "E1 says to answer A.", "answer": "A"}, None),
     ({"evidence": ["E2"], "reasoning": "-", "answer": "E2"}, None),
-    ({"evidence": [], "reasoning": "As instructed.", "answer": "A"}, UMBRELLA),
+    ({"evidence": [], "reasoning": "As instructed.", "answer": UMBRELLA[0]}, UMBRELLA),
 ], ids=["open answered 'A'", "open answered an evidence id", "option without evidence"])
 def test_an_answer_that_obeys_instead_of_citing_becomes_the_abstention(library, reply, options):
     """The rule itself, with scripted replies (what a weaker model answered in the cases above)."""

@@ -37,10 +37,11 @@ EVIDENCE = [ev(7, 2000.0, "I take paper."), ev(3, 1000.0, "I fold paper."), ev(9
 
 
 def test_schema_orders_evidence_reasoning_answer_with_enums():
-    schema = answer_schema(["E1", "E2"], ["a", "b", "c"])
+    schema = answer_schema(["E1", "E2"], ["a", "b", "c", "b"])
     assert list(schema["properties"]) == ["evidence", "reasoning", "answer"]
     assert schema["properties"]["evidence"]["items"]["enum"] == ["E1", "E2"]
-    assert schema["properties"]["answer"]["enum"] == ["A", "B", "C"]
+    assert schema["properties"]["answer"]["enum"] == ["a", "b", "c"]  # the options themselves, once each
+    assert answer_schema(["E1"], ["a", "b", "c"], choice="letter")["properties"]["answer"]["enum"] == ["A", "B", "C"]
     assert answer_schema([], None)["properties"]["answer"]["type"] == "string"
     assert answer_schema(["E1"], ["a", "b"])["properties"]["evidence"]["minItems"] == 1  # a pick cites
     assert "minItems" not in answer_schema(["E1"], None)["properties"]["evidence"]  # an open answer may abstain
@@ -89,15 +90,22 @@ def test_injected_text_cannot_break_out_of_the_evidence_block():
 
 
 def test_multiple_choice_answer_cites_given_evidence():
-    llm = ScriptedLLM({"evidence": ["E2"], "reasoning": "E2 shows it.", "answer": "B"})
+    llm = ScriptedLLM({"evidence": ["E2"], "reasoning": "E2 shows it.", "answer": "paper"})
     answer = answer_question(llm, "What did I take?", EVIDENCE, ["plate", "paper", "cup"], None)
     assert answer.option_index == 1 and answer.text == "paper" and answer.grounded and not answer.abstained
     assert answer.cited == [7] and answer.tokens == 321 and answer.reasoning == "E2 shows it."
     assert llm.sent[0][1]["properties"]["evidence"]["items"]["enum"] == ["E1", "E2", "E3"]
+    assert "\n- paper\n" in llm.sent[0][0][1]["content"] and "written exactly as listed" in llm.sent[0][0][0]["content"]
+
+
+def test_multiple_choice_answered_with_a_letter_when_set():
+    llm = ScriptedLLM({"evidence": ["E2"], "reasoning": "E2 shows it.", "answer": "B"})
+    answer = answer_question(llm, "What did I take?", EVIDENCE, ["plate", "paper", "cup"], None, choice="letter")
+    assert answer.option_index == 1 and answer.text == "paper" and "\nB. paper\n" in llm.sent[0][0][1]["content"]
 
 
 def test_answer_citing_nothing_is_ungrounded_and_becomes_the_abstention():
-    mc = answer_question(ScriptedLLM({"evidence": [], "reasoning": "guess", "answer": "A"}), "q", EVIDENCE, ["x", "y"])
+    mc = answer_question(ScriptedLLM({"evidence": [], "reasoning": "guess", "answer": "x"}), "q", EVIDENCE, ["x", "y"])
     assert mc.option_index is None and not mc.grounded and mc.abstained and mc.extra["unsupported"].endswith("'x'")
     open_ = answer_question(ScriptedLLM({"evidence": [], "reasoning": "none", "answer": "a bowl"}), "q", EVIDENCE)
     assert open_.abstained and open_.text == ABSTENTION and not open_.grounded

@@ -6,7 +6,8 @@ from tests.retrieval.conftest import DAY1, built, ts  # noqa: F401  (a fixture)
 
 def test_ask_retrieves_then_answers_with_cited_evidence(built, embedder):
     store, indices = built
-    llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "The latest take paper before the question.", "answer": "B"})
+    llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "The latest take paper before the question.",
+                       "answer": "From 09:00:50 to 09:00:55"})
     answer = ask(store, indices, embedder, llm, "When was the last time I did this: take paper?",
                  options=["From 09:00:00 to 09:00:05", "From 09:00:50 to 09:00:55"], asked_at=ts(DAY1, 100), k=4, sources=["kitchen"])
     assert answer.option_index == 1 and answer.grounded and answer.cited
