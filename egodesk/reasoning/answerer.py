@@ -3,12 +3,13 @@ come in the order evidence -> reasoning -> answer (a small model answers far bet
 point at evidence, then reason, then commit; MODELS.md measured 5/5 against 2-3/5 answer-first).
 
 Evidence ids and the options (their texts by default, or their letters) are enums, so the model can
-only cite evidence it was given and only pick an option that exists. An answer that cites nothing is marked ungrounded; an open answer that
-cites nothing, says the evidence lacks it, or rests on what another person said of themselves
-(`speakers.misattributed`), becomes the abstention. Evidence is handed over in time
-order (chronological curation), compacted to a token budget, and fenced as data: text inside the
-evidence or the question cannot change the rules in the system prompt. When the strategy pinpointed
-the moment asked about (`Evidence.pinpointed`), only that moment is handed over.
+only cite evidence it was given and only pick an option that exists. An answer that cites nothing is
+ungrounded; an open answer that cites nothing, says the evidence lacks it, or rests on what another
+person said of themselves (`speakers.misattributed`) becomes the abstention, as does a pick citing
+nothing. Evidence is handed over in time order (chronological curation), compacted to a token budget,
+and fenced as data: text inside the evidence or the question cannot change the rules in the system
+prompt. When the strategy pinpointed the moment asked about (`Evidence.pinpointed`), only that moment
+is handed over.
 """
 
 from __future__ import annotations

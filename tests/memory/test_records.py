@@ -1,6 +1,7 @@
 """Interaction records: parsing and prompt logic, then a real build with the tiny llm-test model."""
 
 import json
+import logging
 
 import pytest
 from sqlalchemy import func, select
@@ -51,7 +52,8 @@ def test_a_cut_off_batch_is_halved_at_once_and_only_a_single_clip_gets_sampled_r
     records = extract_records(llm, clips("I take plate.", "I wash cloth."), "Ana", failures)
     # the pair once (no retry), the first clip alone, the second clip alone three times (two sampled retries)
     assert len(llm.sent) == 5 and [r.object for r in records] == ["plate"] and len(failures) == 1
-    assert [r.getMessage()[:37] for r in caplog.records] == ["no interaction records for clip 11: s"]
+    warned = [r.getMessage()[:37] for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warned == ["no interaction records for clip 11: s"]
     caplog.clear()
 
 
