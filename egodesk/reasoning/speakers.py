@@ -2,9 +2,9 @@
 
 Dialogue evidence reads "Ana: I adopted a cat." A question about Ben ("What did Ben adopt?") finds that
 line, and a small model answers "a cat" from it. The check: when the question names exactly one of
-the speakers in the lines the model was shown, take the cited line whose words the answer shares most; if another
-speaker says it of themselves (I, my, me; not to the person asked about: no "you", not naming them),
-the footage does not say it of the person asked about. On LoCoMo's first 200 questions (recorded
+the speakers in the lines the model was shown, take the cited line whose words the answer shares
+most; if another speaker says it of themselves (I, my, me; not to the person asked about: no "you",
+not naming them), the footage does not say it of the person asked about. On LoCoMo's first 200 questions (recorded
 replies), this turned 8 of 47 questions about things that never happened to the person named into
 abstentions and no answerable one.
 """
