@@ -380,8 +380,6 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.runner.cancel_all()  # end the workers without waiting on them
-        # pause, not stop: stop() waits for the FFmpeg backend's threads and hung at close in two test runs
-        # (the main thread blocked in Qt); pausing silences playback without waiting on them
-        self.player.media.pause()
+        self.player.release_media()  # the engine's threads end now, not in a destructor holding the GIL
         self.save_layout()
         event.accept()

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QComboBox, QHBoxLayout, QLabel, QSlider, QStackedWidget, QStyle, QToolButton, QVBoxLayout, QWidget,
 )
 
+from egodesk.gui import media_calls
 from egodesk.gui.formatting import fmt_duration, frame_center
 
 SPEEDS = (0.25, 0.5, 1.0, 1.5, 2.0, 4.0)
@@ -142,16 +143,21 @@ class Player(QWidget):
         self.clear_loop()
         self.path, self._loaded, self.frame_time = path, False, None
         self._pending_seek, self._play_after_seek = at, play
-        self.media.setSource(QUrl.fromLocalFile(str(path)))
+        media_calls.set_source(self.media, QUrl.fromLocalFile(str(path)))
 
     def show_message(self, text: str) -> None:
         """Nothing to play (text-only footage, no footage): stop and say why."""
-        self.media.stop()
-        self.media.setSource(QUrl())
-        self.path, self._loaded = None, False
+        self.release_media()
         self.clear_loop()
         self.placeholder.setText(text)
         self.stack.setCurrentWidget(self.placeholder)
+
+    def release_media(self) -> None:
+        """Stop and let the file go, ending the playback engine's threads (`media_calls` says why not
+        through the bindings)."""
+        media_calls.stop(self.media)
+        media_calls.set_source(self.media, QUrl())
+        self.path, self._loaded = None, False
 
     @property
     def loaded(self) -> bool:
