@@ -22,6 +22,7 @@ from datetime import datetime
 from egodesk.core.timeutil import from_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.perception.llm import LLMError, chat_json
+from egodesk.reasoning import relative_dates
 from egodesk.reasoning.speakers import misattributed
 
 LETTERS = "ABCDEFGHIJ"
@@ -84,6 +85,10 @@ def _clock(ev: Evidence) -> str:
     return f"{first}-{end.strftime('%H:%M:%S') if end.date() == start.date() else f'{_day(end)} {end:%H:%M:%S}'}"
 
 
+def _text(ev: Evidence) -> str:
+    return _clean(relative_dates.annotate(ev.text, from_ts(ev.start)))
+
+
 def _header(ev: Evidence) -> str:
     return f"{_day(from_ts(ev.start))}, {ev.source}:"
 
@@ -98,7 +103,7 @@ def build_prompt(question: str, evidence: list[Evidence], options: list[str] | N
     rule = MC_RULES[choice] if options else OPEN_RULE
     chosen, used = [], 0
     for ev in [e for e in evidence if e.pinpointed] or evidence:  # best first: the budget keeps the strongest
-        cost = count_tokens(f"{_clock(ev)} {_clean(ev.text)}") + 4
+        cost = count_tokens(f"{_clock(ev)} {_text(ev)}") + 4
         if chosen and used + cost > budget_tokens:
             break
         chosen.append(ev)
@@ -110,7 +115,7 @@ def build_prompt(question: str, evidence: list[Evidence], options: list[str] | N
         if _header(ev) != header:
             header = _header(ev)
             lines.append(header)
-        lines.append(f"{eid} {_clock(ev)} {_clean(ev.text)}")
+        lines.append(f"{eid} {_clock(ev)} {_text(ev)}")
     block = "\n".join(lines) or "(no evidence found)"
     at = from_ts(asked_at) if asked_at is not None else None
     asked = f"\nAsked at: {_day(at)} {at:%H:%M:%S}" if at is not None else ""

@@ -1,5 +1,6 @@
 import dataclasses
 import json
+from datetime import datetime
 
 import pytest
 
@@ -73,6 +74,13 @@ def test_evidence_is_grouped_under_day_and_source_lines():
     assert [line.split()[0] for line in block[1:4]] == ["E1", "E2", "E3"]
     assert block[4] == f"{second:%a} {second.day} {second:%B %Y}, garden:" and block[5].startswith("E4 ")
     assert block[1] == f"E1 {from_ts(1000.0).strftime('%H:%M:%S')}-{from_ts(1005.0).strftime('%H:%M:%S')} I fold paper."
+
+
+def test_a_relative_date_in_a_line_is_resolved_against_that_lines_day():
+    said = datetime(2023, 5, 8, 13, 56).timestamp()
+    prompt = build_prompt("When did Caroline go to the support group?", [ev(1, said, "Caroline: I went to the support group yesterday.")],
+                          None, said + 86400 * 30, 1000, lambda t: len(t.split()))
+    assert "Caroline: I went to the support group yesterday [7 May 2023]." in prompt.messages[1]["content"]
 
 
 def test_a_huge_question_is_cut_to_leave_room_for_the_evidence():
