@@ -8,14 +8,13 @@
 
 from __future__ import annotations
 
-import calendar
 import re
 from datetime import date, datetime, timedelta
 
-WEEKDAYS = [d.lower() for d in calendar.day_name]
-NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-           "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple of": 2}
-_NUMBER = r"\d{1,3}|" + "|".join(sorted(NUMBERS, key=len, reverse=True))
+from egodesk.retrieval.question import NUMBERS, WEEKDAYS
+
+EXACT_NUMBERS = {word: n for word, n in NUMBERS.items() if word not in ("a few", "few", "several")}
+_NUMBER = r"\d{1,3}|" + "|".join(sorted(EXACT_NUMBERS, key=len, reverse=True))
 _WEEKDAY = "|".join(WEEKDAYS)
 
 RELATIVE = re.compile(
@@ -36,11 +35,11 @@ def _month(day: date, months: int) -> date:
     return date(index // 12, index % 12 + 1, 1)
 
 
-def _resolve(match: re.Match, day: date) -> str | None:
+def _resolve(match: re.Match, day: date) -> str:
     if match["shift"]:
         return _date(day + timedelta(days=SHIFTS[" ".join(match["shift"].lower().split())]))
     if match["count"]:
-        count = NUMBERS.get(" ".join(match["count"].lower().split())) or int(match["count"])
+        count = EXACT_NUMBERS.get(" ".join(match["count"].lower().split())) or int(match["count"])
         span = match["span"].lower()
         if span == "day":
             return _date(day - timedelta(days=count))
@@ -53,8 +52,8 @@ def _resolve(match: re.Match, day: date) -> str | None:
     unit = match["unit"].lower()
     if unit in WEEKDAYS:
         if back:
-            return _date(day - timedelta(days=(day.weekday() - WEEKDAYS.index(unit)) % 7 or 7))
-        return _date(day + timedelta(days=(WEEKDAYS.index(unit) - day.weekday()) % 7 or 7))
+            return _date(day - timedelta(days=(day.weekday() - WEEKDAYS[unit]) % 7 or 7))
+        return _date(day + timedelta(days=(WEEKDAYS[unit] - day.weekday()) % 7 or 7))
     if unit == "weekend":
         if back:
             sunday = day - timedelta(days=(day.weekday() + 1) % 7 or 7)
@@ -72,9 +71,4 @@ def _resolve(match: re.Match, day: date) -> str | None:
 def annotate(text: str, moment: datetime) -> str:
     """`text` with each relative date followed by the date it means, in brackets."""
     day = moment.date()
-
-    def with_date(match: re.Match) -> str:
-        resolved = _resolve(match, day)
-        return f"{match[0]} [{resolved}]" if resolved else match[0]
-
-    return RELATIVE.sub(with_date, text)
+    return RELATIVE.sub(lambda match: f"{match[0]} [{_resolve(match, day)}]", text)
