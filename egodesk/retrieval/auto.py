@@ -1,4 +1,4 @@
-"""`auto`: the combination that measured best (benchmarks/retrieval_table.py). Questions with
+"""`auto`: the combination that measured best (benchmarks/strategy_table.py). Questions with
 temporal intent ("last time", "right after", "yesterday", "usually") or asking when something
 happened go to the time-aware strategy: on epic-dev's repeated-action questions it puts the one right
 occurrence first 95% of the time where hybrid manages 25%, and on LoCoMo's "when did..." questions
