@@ -165,10 +165,11 @@ def resumable_results(report: Path, run: dict) -> dict[str, QuestionResult]:
 
 def format_summary(title: str, summary: dict, categories: dict[str, dict]) -> str:
     keys = [k for k in SUMMARY_ORDER if k in summary] + [k for k in ("accuracy", "f1", "abstention_precision", "abstention_recall",
-                                                                     "grounded", "tokens", "latency_p50_ms", "latency_p95_ms") if summary.get(k) is not None]
+                                                                     "grounded", "tokens", "latency_p50_ms", "latency_p95_ms", "answer_p50_ms",
+                                                                     "answer_p95_ms") if summary.get(k) is not None]
     def cell(value) -> str:
         return "-" if value is None else (f"{value:.3f}" if isinstance(value, float) and abs(value) < 10 else f"{value:.0f}")
-    labels = [k.replace("latency_", "").replace("abstention_", "abst_") for k in keys]
+    labels = [k.replace("latency_", "ret_").replace("abstention_", "abst_") for k in keys]
     widths = [max(len(label) + 2, 8) for label in labels]
     head = f"{'':<16}" + "".join(f"{label:>{w}}" for label, w in zip(labels, widths)) + f"{'n':>7}"
     rows = [title, head]

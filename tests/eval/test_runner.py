@@ -5,7 +5,7 @@ import pytest
 
 from egodesk.core.settings import Settings
 from egodesk.eval.benchmark import BenchmarkError, load_benchmark
-from egodesk.eval.runner import run_eval
+from egodesk.eval.runner import format_summary, run_eval
 from tests.reasoning.test_answerer import ScriptedLLM
 
 MEMORY = [
@@ -82,6 +82,10 @@ def test_run_eval_with_answers_scores_accuracy_f1_abstention(bench, tmp_path, em
     assert s["abstention_precision"] == 1.0 and s["abstention_recall"] == 1.0
     assert s["grounded"] == 1.0 and s["tokens"] == 321
     assert data["questions"][1]["detail"]["answer"] == "Pixel"
+    printed = format_summary("tiny", s, data["by_category"])
+    head = printed.splitlines()[1].split()
+    assert {"ret_p50_ms", "ret_p95_ms", "answer_p50_ms", "answer_p95_ms", "accuracy", "f1"} <= set(head)
+    assert abs(float(printed.splitlines()[2].split()[head.index("answer_p50_ms") + 1]) - s["answer_p50_ms"]) <= 0.5
 
 
 def test_an_interrupted_answering_run_resumes_from_its_report(bench, tmp_path, embedder):
