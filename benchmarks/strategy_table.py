@@ -19,17 +19,11 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from egodesk.eval.runner import run_eval
+from egodesk.eval.runner import format_value, run_eval
 
 RETRIEVAL_COLUMNS = ("hit@1", "hit@5", "hit@12", "recall@12", "ndcg@5", "latency_p50_ms", "latency_p95_ms")
 ANSWER_COLUMNS = ("accuracy", "f1", "grounded", "abstention_recall", "abstention_precision", "tokens",
                   "answer_p50_ms", "answer_p95_ms")
-
-
-def cell(column: str, value) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.0f}" if column.endswith("_ms") or column == "tokens" else f"{value:.3f}"
 
 
 def strategy_table(benchmarks: list[str], strategies: list[str], k: int = 12, limit: int | None = None,
@@ -45,7 +39,7 @@ def strategy_table(benchmarks: list[str], strategies: list[str], k: int = 12, li
             data = run(bench, strategy, k=answer_k if answer else k, limit=limit, report=report, quiet=True,
                        answer=answer, resume=resume)
             s = data["summary"]
-            cells = [cell(c, s.get(c)) for c in columns]
+            cells = [format_value(c, s.get(c)) for c in columns]
             rows.append(f"| {strategy} | {Path(bench).name} | {' | '.join(cells)} | {s['questions']} |")
             echo(rows[-1])
             cats = {name: {c: round(v[c], 3) for c in ("hit@1", "hit@5", "accuracy", "f1") if v.get(c) is not None}

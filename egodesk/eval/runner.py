@@ -163,18 +163,23 @@ def resumable_results(report: Path, run: dict) -> dict[str, QuestionResult]:
     return {q["id"]: QuestionResult(**q) for q in data.get("questions", [])}
 
 
+def format_value(metric: str, value) -> str:
+    """A summary figure as printed: milliseconds and tokens whole, scores and shares to 3 places."""
+    if value is None:
+        return "-"
+    return f"{value:.0f}" if metric.endswith("_ms") or metric == "tokens" else f"{value:.3f}"
+
+
 def format_summary(title: str, summary: dict, categories: dict[str, dict]) -> str:
     keys = [k for k in SUMMARY_ORDER if k in summary] + [k for k in ("accuracy", "f1", "abstention_precision", "abstention_recall",
                                                                      "grounded", "tokens", "latency_p50_ms", "latency_p95_ms", "answer_p50_ms",
                                                                      "answer_p95_ms") if summary.get(k) is not None]
-    def cell(value) -> str:
-        return "-" if value is None else (f"{value:.3f}" if isinstance(value, float) and abs(value) < 10 else f"{value:.0f}")
     labels = [k.replace("latency_", "ret_").replace("abstention_", "abst_") for k in keys]
     widths = [max(len(label) + 2, 8) for label in labels]
     head = f"{'':<16}" + "".join(f"{label:>{w}}" for label, w in zip(labels, widths)) + f"{'n':>7}"
     rows = [title, head]
     for name, group in [("all", summary), *categories.items()]:
-        rows.append(f"{name[:16]:<16}" + "".join(f"{cell(group.get(k)):>{w}}" for k, w in zip(keys, widths)) + f"{group['questions']:>7}")
+        rows.append(f"{name[:16]:<16}" + "".join(f"{format_value(k, group.get(k)):>{w}}" for k, w in zip(keys, widths)) + f"{group['questions']:>7}")
     return "\n".join(rows)
 
 

@@ -7,7 +7,6 @@ import json
 from benchmarks.strategy_table import ANSWER_COLUMNS, RETRIEVAL_COLUMNS, strategy_table
 from egodesk.core.settings import Settings
 from egodesk.eval.runner import run_eval
-from tests.eval.test_runner import bench  # noqa: F401 (the tiny benchmark fixture)
 
 REPLIES = {"take paper": {"evidence": ["E1"], "reasoning": "-", "answer": "From 09:00:30 to 09:00:40"},
            "Ana's cat": {"evidence": ["E1"], "reasoning": "-", "answer": "Pixel"},
@@ -37,7 +36,7 @@ def rows(table: str) -> dict[str, dict[str, str]]:
     return {f"{r[0]}@{r[1]}": dict(zip(head, r)) for r in lines[2:]}
 
 
-def test_answered_table_rows_are_the_runs_summaries_and_resume_from_reports(bench, tmp_path, embedder):  # noqa: F811
+def test_answered_table_rows_are_the_runs_summaries_and_resume_from_reports(bench, tmp_path, embedder):
     llm = QuestionLLM()
     run = functools.partial(run_eval, library_dir=tmp_path / "lib", embedder=embedder, llm=llm, settings=Settings())
     echoed = []
@@ -59,7 +58,7 @@ def test_answered_table_rows_are_the_runs_summaries_and_resume_from_reports(benc
         assert llm.asked - before == asked
 
 
-def test_retrieval_only_table_has_no_answer_columns(bench, tmp_path, embedder):  # noqa: F811
+def test_retrieval_only_table_has_no_answer_columns(bench, tmp_path, embedder):
     run = functools.partial(run_eval, library_dir=tmp_path / "lib", embedder=embedder)
     table = rows(strategy_table([str(bench)], ["flat"], run=run, echo=lambda line: None))
     row = table["flat@tiny-bench"]
