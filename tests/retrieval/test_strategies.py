@@ -195,6 +195,61 @@ def test_records_last_time_keeps_the_latest_first(memory, entries):
     assert first[0].start == ts(DAY1, 0)
 
 
+@pytest.fixture
+def tray_entry(built, embedder):
+    """One consolidated entry of tray handling whose last member comes after the question below, and
+    an interaction recorded between its members that joined no entry."""
+    store, indices = built
+    timeline = [(0, "I take tray", True), (10, "I put down tray", True), (100, "I take tray", True),
+                (110, "I put down tray", True), (115, "I wash cup", False), (200, "I put down tray", True)]
+    with store.session() as s:
+        from egodesk.memory.store import Footage
+        fid = s.query(Footage.id).filter(Footage.title == "kitchen").scalar()
+        records = [Unit(footage_id=fid, kind="record", start_ts=ts(DAY1, sec), end_ts=ts(DAY1, sec + 1), text=text) for sec, text, _ in timeline]
+        s.add_all(records)
+        s.flush()
+        members = [{"record": u.id, "start": u.start_ts, "end": u.end_ts, "text": u.text, "importance": 0.5}
+                   for u, (_, _, member) in zip(records, timeline) if member]
+        entry = Unit(footage_id=fid, kind="memory-entry", start_ts=members[0]["start"], end_ts=members[-1]["end"],
+                     text="I take tray; I put down tray", meta={"object": "tray", "action": "put down", "importance": 0.5,
+                                                                "members": members})
+        s.add(entry)
+        s.flush()
+        ids = [entry.id]
+        indices.add("record-object", ids, embedder.embed(["tray"]), embedder.model_id, session=s)
+        indices.add("record-action", ids, embedder.embed(["put down"]), embedder.model_id, session=s)
+        created = ids + [u.id for u in records]
+    yield
+    indices.remove_units(ids)
+    with store.session() as s:
+        for uid in created:
+            s.delete(s.get(Unit, uid))
+
+
+def test_records_hand_over_an_entry_as_it_stood_when_asked(memory, tray_entry):
+    asked = ts(DAY1, 150)
+    found = make_strategy("records", memory).retrieve(Query("What did I do with the tray?", asked_at=asked, k=5))
+    entry = next(ev for ev in found if ev.kind == "memory-entry")
+    assert entry.end == ts(DAY1, 111)  # the 200 s member joined after the question: not yet memory
+    assert all(ev.end <= asked for ev in found)
+
+
+def test_records_pinpoint_the_last_and_first_matching_interaction(memory, tray_entry):
+    asked, records = ts(DAY1, 150), make_strategy("records", memory)
+    last = records.retrieve(Query("When was the last time I put down the tray?", asked_at=asked, k=5))
+    assert (last[0].text, last[0].start, last[0].pinpointed) == ("I put down tray", ts(DAY1, 110), True)
+    assert [ev.pinpointed for ev in last[1:]] == [False] * (len(last) - 1)
+    first = records.retrieve(Query("When was the first time I took the tray?", asked_at=asked, k=5))
+    assert (first[0].text, first[0].start, first[0].pinpointed) == ("I take tray", ts(DAY1, 0), True)
+
+
+def test_records_right_after_adds_the_next_interaction(memory, tray_entry):
+    found = make_strategy("records", memory).retrieve(
+        Query("What did I do right after the last time I put down the tray?", asked_at=ts(DAY1, 150), k=5))
+    assert [(ev.text, ev.start) for ev in found[:2]] == [("I put down tray", ts(DAY1, 110)), ("I wash cup", ts(DAY1, 115))]
+    assert found[0].pinpointed and found[1].pinpointed
+
+
 def test_memory_is_fresh_after_new_units(memory, built):
     before = len(memory.catalog())
     memory._catalogs._checked = -1e9  # skip the one-second freshness window
