@@ -85,11 +85,17 @@ def lemma(word: str) -> str:
 # Words that carry no cue; particles ("on", "off", "down") are kept: "turn on" is not "turn off".
 _CUE_STOP = {"i", "a", "an", "the", "this", "that", "these", "those", "my", "me", "mine", "we", "us", "our", "you",
              "your", "to", "of", "and", "or", "it", "its", "is", "are", "was", "were", "be", "been", "do", "did", "does"}
+MIN_COVERAGE = 0.5  # share of an event's words a unit must hold to count as an occurrence of it
 
 
 def cue_words(text: str) -> set[str]:
     """The lemmatised content words of a phrase, for matching an event's occurrences."""
     return {lemma(w) for w in re.findall(r"[a-z][a-z'-]*", text.lower())} - _CUE_STOP
+
+
+def cue_coverage(cues: set[str], text: str) -> float:
+    """Share of the cue words `text` holds (0 without cues)."""
+    return len(cues & cue_words(text)) / len(cues) if cues else 0.0
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,12 @@ import numpy as np
 
 from egodesk.core.types import Evidence
 from egodesk.retrieval.base import Query, Strategy, register
-from egodesk.retrieval.question import cue_words
+from egodesk.retrieval.question import MIN_COVERAGE, cue_coverage, cue_words
 
 OBJECT_SPACE = "record-object"
 ACTION_SPACE = "record-action"
 ENTRY, RECORD = "memory-entry", "record"
 POOL = 200  # nearest by object and by action, scored exactly
-MIN_COVERAGE = 0.5  # share of the event's words a member must hold to count as an occurrence of it
 
 
 @register
@@ -101,7 +100,7 @@ class Records(Strategy):
         members = [m for entry in entries for m in self._members(entry, cutoff)]
         if not cues or not members:
             return []
-        cover = [len(cues & cue_words(m["text"])) / len(cues) for m in members]
+        cover = [cue_coverage(cues, m["text"]) for m in members]
         best = max(cover)
         if best < MIN_COVERAGE:
             return []

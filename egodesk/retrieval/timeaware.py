@@ -27,13 +27,12 @@ import numpy as np
 from egodesk.core.types import Evidence
 from egodesk.retrieval.base import Memory, Query, Strategy, register
 from egodesk.retrieval.catalog import PARENT_KINDS, Catalog
-from egodesk.retrieval.question import QuestionAnalysis, TimeWindow, cue_words
+from egodesk.retrieval.question import MIN_COVERAGE, QuestionAnalysis, TimeWindow, cue_coverage, cue_words
 
 ATOMIC_VIEWS = ("action", "utterance", "activity", "conversation")
 POOL_PER_VIEW = 36
 MIN_DECAY_S = 3600.0  # time relevance falls by 1/e per this much (or per window length) outside the window
 MATCH_MARGIN = 0.05  # semantic matches: within this of the best, when no unit holds half the cue words
-MIN_COVERAGE = 0.5
 NEIGHBOURS = 2  # units right after (before) the chosen occurrence ranked at the top for "what next"
 PINPOINTED_NEIGHBOURS = 1  # of those, the one "right after" names: the answer reads it and the occurrence
 
@@ -55,9 +54,7 @@ def time_relevance(window: TimeWindow | None, start: np.ndarray, end: np.ndarray
 
 def coverage(catalog: Catalog, rows: np.ndarray, cues: set[str]) -> np.ndarray:
     """Share of the cue words each unit's text holds."""
-    if not cues or not len(rows):
-        return np.zeros(len(rows))
-    return np.array([len(cues & cue_words(catalog.text[r])) / len(cues) for r in rows])
+    return np.array([cue_coverage(cues, catalog.text[r]) for r in rows], dtype=float)
 
 
 @register

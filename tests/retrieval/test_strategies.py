@@ -154,6 +154,29 @@ def test_carve_hands_each_chunk_on_in_its_winning_representation(memory):
     assert len({ev.unit_id for ev in found}) == len(found)
 
 
+def _footage_id(session, title: str) -> int:
+    from egodesk.memory.store import Footage
+    return session.query(Footage.id).filter(Footage.title == title).scalar()
+
+
+def _index_entries(session, indices, embedder, entries: list[Unit]) -> list[int]:
+    """Add memory entries and index their object and action fields, as the Imprint builder does."""
+    session.add_all(entries)
+    session.flush()
+    ids = [u.id for u in entries]
+    indices.add("record-object", ids, embedder.embed([u.meta["object"] for u in entries]), embedder.model_id, session=session)
+    indices.add("record-action", ids, embedder.embed([u.meta["action"] for u in entries]), embedder.model_id, session=session)
+    return ids
+
+
+def _remove(built, indexed: list[int], units: list[int]) -> None:
+    store, indices = built
+    indices.remove_units(indexed)
+    with store.session() as s:
+        for uid in units:
+            s.delete(s.get(Unit, uid))
+
+
 @pytest.fixture
 def entries(built, embedder):
     """Consolidated memory entries as the Imprint builder writes them (object/action spaces, importance)."""
@@ -161,20 +184,12 @@ def entries(built, embedder):
     rows = [("coffee", "drink", 0.9, DAY1, 0), ("cup", "wash", 0.9, DAY1, 60), ("coffee", "drink", 0.1, DAY2, 0),
             ("coffee", "drink", 0.5, DAY2, 7200), ("newspaper", "read", 0.5, DAY2, 60)]
     with store.session() as s:
-        from egodesk.memory.store import Footage
-        fid = s.query(Footage.id).filter(Footage.title == "kitchen").scalar()
-        units = [Unit(footage_id=fid, kind="memory-entry", start_ts=ts(day, sec), end_ts=ts(day, sec + 30),
-                      text=f"I {act} {obj}", meta={"object": obj, "action": act, "importance": w}) for obj, act, w, day, sec in rows]
-        s.add_all(units)
-        s.flush()
-        ids = [u.id for u in units]
-        indices.add("record-object", ids, embedder.embed([r[0] for r in rows]), embedder.model_id, session=s)
-        indices.add("record-action", ids, embedder.embed([r[1] for r in rows]), embedder.model_id, session=s)
+        fid = _footage_id(s, "kitchen")
+        ids = _index_entries(s, indices, embedder, [
+            Unit(footage_id=fid, kind="memory-entry", start_ts=ts(day, sec), end_ts=ts(day, sec + 30), text=f"I {act} {obj}",
+                 meta={"object": obj, "action": act, "importance": w}) for obj, act, w, day, sec in rows])
     yield ids
-    indices.remove_units(ids)
-    with store.session() as s:
-        for uid in ids:
-            s.delete(s.get(Unit, uid))
+    _remove(built, ids, ids)
 
 
 def test_records_scores_object_action_and_importance_before_the_question(memory, entries):
@@ -203,27 +218,18 @@ def tray_entry(built, embedder):
     timeline = [(0, "I take tray", True), (10, "I put down tray", True), (100, "I take tray", True),
                 (110, "I put down tray", True), (115, "I wash cup", False), (200, "I put down tray", True)]
     with store.session() as s:
-        from egodesk.memory.store import Footage
-        fid = s.query(Footage.id).filter(Footage.title == "kitchen").scalar()
+        fid = _footage_id(s, "kitchen")
         records = [Unit(footage_id=fid, kind="record", start_ts=ts(DAY1, sec), end_ts=ts(DAY1, sec + 1), text=text) for sec, text, _ in timeline]
         s.add_all(records)
         s.flush()
         members = [{"record": u.id, "start": u.start_ts, "end": u.end_ts, "text": u.text, "importance": 0.5}
                    for u, (_, _, member) in zip(records, timeline) if member]
-        entry = Unit(footage_id=fid, kind="memory-entry", start_ts=members[0]["start"], end_ts=members[-1]["end"],
-                     text="I take tray; I put down tray", meta={"object": "tray", "action": "put down", "importance": 0.5,
-                                                                "members": members})
-        s.add(entry)
-        s.flush()
-        ids = [entry.id]
-        indices.add("record-object", ids, embedder.embed(["tray"]), embedder.model_id, session=s)
-        indices.add("record-action", ids, embedder.embed(["put down"]), embedder.model_id, session=s)
+        ids = _index_entries(s, indices, embedder, [
+            Unit(footage_id=fid, kind="memory-entry", start_ts=members[0]["start"], end_ts=members[-1]["end"],
+                 text="I take tray; I put down tray", meta={"object": "tray", "action": "put down", "importance": 0.5, "members": members})])
         created = ids + [u.id for u in records]
     yield
-    indices.remove_units(ids)
-    with store.session() as s:
-        for uid in created:
-            s.delete(s.get(Unit, uid))
+    _remove(built, ids, created)
 
 
 def test_records_hand_over_an_entry_as_it_stood_when_asked(memory, tray_entry):
@@ -259,8 +265,7 @@ def test_memory_is_fresh_after_new_units(memory, built):
 def test_carve_reaches_keyframes_through_their_tags(memory, built):
     store, _ = built
     with store.session() as s:
-        from egodesk.memory.store import Footage
-        fid = s.query(Footage.id).filter(Footage.title == "kitchen-2").scalar()
+        fid = _footage_id(s, "kitchen-2")
         frame = Unit(footage_id=fid, kind="frame", view="visual", builder="visual", start_ts=ts(DAY2, 300), end_ts=ts(DAY2, 315),
                      text="espresso, coffee mug", meta={"labels": [["espresso", 0.9], ["coffee mug", 0.08]]})
         s.add(frame)
@@ -280,8 +285,7 @@ def test_carve_reaches_keyframes_through_their_tags(memory, built):
 def test_timeaware_finds_the_latest_of_many_identical_occurrences(memory, built, embedder):
     store, indices = built
     with store.session() as s:
-        from egodesk.memory.store import Footage
-        fid = s.query(Footage.id).filter(Footage.title == "kitchen-2").scalar()
+        fid = _footage_id(s, "kitchen-2")
         units = [Unit(footage_id=fid, kind="caption", start_ts=ts(DAY2, 1000 + 10 * i), end_ts=ts(DAY2, 1005 + 10 * i),
                       text="I take paper.") for i in range(80)]
         s.add_all(units)
