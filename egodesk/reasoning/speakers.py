@@ -4,9 +4,9 @@ Dialogue evidence reads "Ana: I adopted a cat." A question about Ben ("What did 
 line, and a small model answers "a cat" from it. The check: when the question names exactly one of
 the speakers in the lines the model was shown, take the cited line whose words the answer shares
 most; if another speaker says it of themselves (I, my, me; not to the person asked about: no "you",
-not naming them), the footage does not say it of the person asked about. On LoCoMo's first 200 questions (recorded
-replies), this turned 8 of 47 questions about things that never happened to the person named into
-abstentions and no answerable one.
+not naming them other than to call them, as in "Hey Ben, I ran a race"), the footage does not say it of the
+person asked about. On LoCoMo's first 200 questions (recorded replies), this turned 8 of 47 questions about
+things that never happened to the person named into abstentions and no answerable one.
 """
 
 from __future__ import annotations
@@ -19,11 +19,21 @@ _SPEAKER = re.compile(r"^\s*([A-Z][\w'-]{1,30}):\s+(.*)$", re.S)
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|mine|myself)\b", re.I)
 _SECOND_PERSON = re.compile(r"\b(you|your|you're|you've|yours)\b", re.I)
 _WORD = re.compile(r"[a-z0-9']+")
+# Words that call the listener before their name ("Hey Ben,", "Thanks, Ben!"): the line is said to them, not of them.
+_CALLING = r"(?i:hey|hi|hello|thanks|thank you|wow|oh|aw+|yeah|yes|congrats|congratulations)"
 _COMMON = {"the", "and", "for", "her", "his", "she", "they", "was", "with", "that", "this", "has", "have", "had"}
 
 
 def _content_words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if len(w) > 2} - _COMMON
+
+
+def _names_them(person: str, body: str) -> bool:
+    """Whether the line speaks of `person`, not only calls them: an address ("Hey Ben,", "..., Ben!", a
+    line opening "Ben, ...") is cut before looking for the name."""
+    name = re.escape(person)
+    address = rf"(?:^|[,.!?]\s*|\b{_CALLING},?\s+){name}\s*(?=[,.!?]|$)"
+    return re.search(rf"\b{name}\b", re.sub(address, " ", body)) is not None
 
 
 def _spoken(lines: list[Evidence]) -> list[tuple[str, str]]:
@@ -45,6 +55,6 @@ def misattributed(question: str, answer: str, cited: list[Evidence], shown: list
     if not overlap or max(overlap) == 0:
         return None
     speaker, body = spoken[overlap.index(max(overlap))]
-    if speaker == person or person in body or _SECOND_PERSON.search(body) or not _FIRST_PERSON.search(body):
+    if speaker == person or _names_them(person, body) or _SECOND_PERSON.search(body) or not _FIRST_PERSON.search(body):
         return None
     return f"{speaker} said this of themselves; the question asks about {person}"

@@ -23,6 +23,18 @@ def test_the_speaker_asked_about_or_words_said_to_them_are_not():
     assert misattributed("What pet did Ben adopt?", "a grey cat", [told], [told, BEN]) is None
 
 
+def test_calling_the_person_asked_about_by_name_is_not_speaking_of_them():
+    # LoCoMo: "What did Caroline realize after her charity race?" found Melanie's race, told to Caroline.
+    for text in ("Ana: Hey Ben, I ran a charity race last week!", "Ana: Thanks, Ben! I ran a charity race.",
+                 "Ana: Ben, I ran a charity race.", "Ana: I ran a charity race, Ben!"):
+        said = line(5, text)
+        assert misattributed("What did Ben realize after his charity race?", "a charity race", [said], [said, BEN]) == \
+            "Ana said this of themselves; the question asks about Ben", text
+    for text in ("Ana: I ran a charity race with Ben.", "Ana: Ben and I ran a charity race.", "Ana: Hey Ben, I ran Ben's charity race."):
+        said = line(6, text)
+        assert misattributed("What did Ben realize after his charity race?", "a charity race", [said], [said, BEN]) is None, text
+
+
 def test_no_verdict_without_dialogue_one_named_speaker_or_shared_words():
     caption = line(4, "I take a grey cat toy from the shelf.")
     assert misattributed("What did Ben take?", "a grey cat toy", [caption], [caption, BEN]) is None
