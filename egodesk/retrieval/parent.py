@@ -27,6 +27,15 @@ def lexical_children(memory: Memory, query: Query, count: int, before: float | N
     return memory.lexical([CHILD_KIND]).search(query.text, count, memory.scope(query, [CHILD_KIND], before=before))
 
 
+def fused_children(memory: Memory, query: Query) -> tuple[Ranking, dict[str, Ranking]]:
+    """Hybrid's candidate pool: the dense and BM25 rankings of 3K children fused by reciprocal rank,
+    with the two rankings it came from."""
+    pool = POOL_FACTOR * query.k
+    dense = dense_children(memory, query, pool)
+    lexical = lexical_children(memory, query, pool)
+    return rrf([dense, lexical], k0=memory.settings.rrf_k0), {"dense": dense, "bm25": lexical}
+
+
 def parents_evidence(memory: Memory, ranking: Ranking, k: int, strategy: str, signals: dict[str, Ranking]) -> list[Evidence]:
     """Expand a ranking of children to up to k parents, recording each signal's best child rank."""
     catalog = memory.catalog()
@@ -106,8 +115,5 @@ class Hybrid(Strategy):
     spaces = (CHILD_SPACE,)
 
     def retrieve(self, query: Query) -> list[Evidence]:
-        pool = POOL_FACTOR * query.k
-        dense = dense_children(self.memory, query, pool)
-        lexical = lexical_children(self.memory, query, pool)
-        fused = rrf([dense, lexical], k0=self.memory.settings.rrf_k0)
-        return parents_evidence(self.memory, fused, query.k, self.name, {"dense": dense, "bm25": lexical})
+        fused, signals = fused_children(self.memory, query)
+        return parents_evidence(self.memory, fused, query.k, self.name, signals)

@@ -1,18 +1,24 @@
 """Reranking: a second, slower judge re-orders the first stage's candidates.
 
-The paper reranks with a cross-encoder; none can be had offline here, so the default judge is the
-local LLM's pointwise yes/no: P("yes") to "does this passage help answer the question?". Any object
-with `score(question, passages) -> list[float]` can take its place (a cross-encoder, a server).
-Each candidate costs one LLM prompt, so the pool is capped (`rerank_candidates`).
+As the parent-retrieval paper's Parent-Rerank, the judge re-orders the candidate pool of sub-chunks
+(here hybrid's: dense and BM25 children fused by reciprocal rank) *before* parent expansion: it reads
+the short children, and the reasoner still gets their whole parents. The paper's judge is a
+cross-encoder; none can be had offline here, so the default judge is the local LLM's pointwise yes/no:
+P("yes") to "does this passage help answer the question?". Any object with
+`score(question, passages) -> list[float]` can take its place (a cross-encoder, a server). Each judged
+candidate costs one LLM prompt (its own tokens: the shared prefix is cached), so the pool is capped
+(`rerank_candidates`); candidates past the cap follow the judged ones in first-stage order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from egodesk.core.types import Evidence
-from egodesk.retrieval.base import Query, Strategy, make_strategy, register
+from egodesk.retrieval.base import Query, Strategy, register
+from egodesk.retrieval.fusion import Ranking
+from egodesk.retrieval.parent import CHILD_SPACE, fused_children, parents_evidence
 
 PASSAGE_CHARS = 600
 JUDGE_PROMPT = (
@@ -38,38 +44,30 @@ class LLMReranker:
         ]) for passage in passages]
 
 
-def rerank(evidence: list[Evidence], question: str, reranker: Reranker, cap: int, strategy: str) -> list[Evidence]:
-    """Re-order the first `cap` candidates by the judge's score (ties keep the first-stage order);
-    the candidates past the cap follow unchanged."""
-    head, tail = evidence[:cap], evidence[cap:]
-    scores = reranker.score(question, [ev.text for ev in head]) if head else []
+def rerank(ranking: Ranking, text: Callable[[int], str], question: str, reranker: Reranker, cap: int) -> Ranking:
+    """The ranking with its first `cap` rows re-ordered by the judge's score of their text (ties keep
+    the first-stage order); the rows past the cap follow unjudged, scored 0."""
+    head, tail = ranking[:cap], ranking[cap:]
+    scores = reranker.score(question, [text(row) for row, _ in head]) if head else []
     order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
-    out = []
-    for new_rank, i in enumerate(order, start=1):
-        ev = head[i]
-        ev.ranks = {**ev.ranks, "first_stage": i + 1, "rerank": new_rank}
-        ev.scores = {**ev.scores, "rerank": scores[i]}
-        ev.score, ev.strategy = scores[i], strategy
-        out.append(ev)
-    return out + tail
+    return [(head[i][0], float(scores[i])) for i in order] + [(row, 0.0) for row, _ in tail]
 
 
 @register
 class Rerank(Strategy):
-    """Hybrid's parents, re-ordered by the reranker."""
+    """Hybrid's children re-ordered by the reranker, then expanded to their parents."""
 
     name = "rerank"
-    spaces = ("subchunk",)
+    spaces = (CHILD_SPACE,)
     needs_llm = True
-    first_stage = "hybrid"
 
     def __init__(self, memory, reranker: Reranker | None = None):
         super().__init__(memory)
         self.reranker = reranker
 
     def retrieve(self, query: Query) -> list[Evidence]:
-        reranker = self.reranker or LLMReranker(self.memory.llm)
-        cap = self.memory.settings.rerank_candidates
-        wide = Query(query.question, query.options, query.asked_at, query.sources, max(query.k, cap), query.cutoff)
-        candidates = make_strategy(self.first_stage, self.memory).retrieve(wide)
-        return rerank(candidates, query.text, reranker, cap, self.name)[: query.k]
+        memory, catalog = self.memory, self.memory.catalog()
+        cap = memory.settings.rerank_candidates
+        fused, signals = fused_children(memory, query)
+        judged = rerank(fused, lambda row: catalog.text[row], query.text, self.reranker or LLMReranker(memory.llm), cap)
+        return parents_evidence(memory, judged, query.k, self.name, {**signals, "first_stage": fused, "rerank": judged[:cap]})

@@ -52,10 +52,10 @@ def built(tmp_path_factory, embedder):
     return build_library(tmp_path_factory.mktemp("retrieval-library"), embedder)
 
 
-def build_library(root, embedder):
-    """(store, index manager) of a real library of `memory_rows()` in `root`, parent-child built."""
+def build_library(root, embedder, rows: list[dict] | None = None):
+    """(store, index manager) of a real library of `rows` (`memory_rows()` by default) in `root`, parent-child built."""
     path = root / "memory.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in memory_rows()) + "\n", encoding="utf-8")
+    path.write_text("\n".join(json.dumps(r) for r in rows or memory_rows()) + "\n", encoding="utf-8")
     paths = LibraryPaths.at(root / "lib").ensure()
     store = Store(paths.database)
     indices = IndexManager(store, paths.indices)
