@@ -38,14 +38,15 @@ class ClipText:
     caption: str = ""
     speech: list[str] = field(default_factory=list)
 
-    def render(self, wearer: str) -> str:
+    def render(self, wearer: str, numbered: bool = False) -> str:
         """The clip as the LLM reads it, the wearer's name prepended (Imprint: it lets the model
-        resolve "I" to a person)."""
+        resolve "I" to a person); `numbered` numbers the speech lines so a reply can point at one."""
         parts = [f"(wearer: {wearer})"]
         if self.caption:
             parts.append(self.caption)
         if self.speech:
-            parts.append("Speech: " + " ".join(f'"{line}"' for line in self.speech))
+            parts.append("Speech: " + " ".join(f'[{n}] "{line}"' if numbered else f'"{line}"'
+                                               for n, line in enumerate(self.speech, start=1)))
         return " ".join(parts)
 
 

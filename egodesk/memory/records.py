@@ -2,7 +2,9 @@
 
 The LLM reads a batch of clips (caption + transcript, the wearer's name prepended as the paper does)
 and writes zero or more records per clip through a JSON schema: {persons, action, object, tool,
-location, speech, attributes}; start and end are the clip's. Each record becomes a Unit kind="record"
+location, said, attributes}; start and end are the clip's. The paper keeps speech verbatim: the reply
+names the transcript line a record comes from (`said`, its number) and the record takes that line as it
+is, instead of the model copying it out token by token (on LoCoMo's dialogue, most of the output). Each record becomes a Unit kind="record"
 (text "I take plate", meta = its fields and what compression decided), with vectors of its object and
 of its action in spaces "record-object" and "record-action". Records then stream, in time order,
 through `consolidation.OnlineCompressor`: kept records are consolidated into Units kind="memory-entry"
@@ -40,9 +42,10 @@ RECORD, ENTRY = "record", "memory-entry"
 OBJECT_SPACE, ACTION_SPACE = "record-object", "record-action"
 RECORDS_PER_CLIP = 3  # the schema's cap on records per clip (a small model can loop otherwise)
 TOKENS_PER_CLIP = 64  # generation budget per clip in a batch
-TOKENS_PER_SPOKEN_CLIP = 160  # a clip with speech: its records quote what was said
+TOKENS_PER_SPOKEN_CLIP = 96  # a clip with speech: more records (who said what), each pointing at its line
 SELF_WORDS = {"i", "me", "my", "myself", "wearer", "the wearer", "camera wearer", "the camera wearer"}
-_TEXT_LIMITS = {"action": 40, "object": 60, "tool": 40, "location": 40, "speech": 200}
+_TEXT_LIMITS = {"action": 40, "object": 60, "tool": 40, "location": 40}
+SPEECH_CHARS = 200  # a quoted line is cut here: records and their entries stay short in the reasoner's context
 
 
 @dataclass
@@ -82,22 +85,25 @@ class Record:
 
 # ------------------------------------------------------------------------------------- extraction
 
-def record_schema(n_clips: int) -> dict:
-    """One record per item; `id` is an enum of the batch's entry numbers. Strings are capped when parsed,
+def record_schema(n_clips: int, speech_lines: int = 0) -> dict:
+    """One record per item; `id` is an enum of the batch's entry numbers, `said` (only when the batch
+    has speech) of the speech line numbers of its most talkative entry. Strings are capped when parsed,
     not in the schema: a bounded repetition in a llama.cpp grammar costs ~3.5x the sampling CPU (measured
     with llm-test on 6 epic-dev narrations, same reply)."""
     text = {"type": "string"}
     short_list = {"type": "array", "items": text, "maxItems": 4}
     item = {"type": "object", "properties": {"id": {"enum": list(range(1, n_clips + 1))}, "persons": short_list,
                                              "action": text, "object": text, "tool": text,
-                                             "location": text, "speech": text, "attributes": short_list},
+                                             "location": text, "attributes": short_list},
             "required": ["id", "action", "object"]}  # persons left out = the wearer alone (saves output tokens)
+    if speech_lines:
+        item["properties"]["said"] = {"enum": list(range(1, speech_lines + 1))}
     return {"type": "object", "properties": {"records": {"type": "array", "items": item, "maxItems": RECORDS_PER_CLIP * n_clips}},
             "required": ["records"]}
 
 
 def record_messages(clips: list[ClipText], wearer: str) -> list[dict[str, str]]:
-    entries = "\n".join(f"{i}. {clip.render(wearer)}" for i, clip in enumerate(clips, start=1))
+    entries = "\n".join(f"{i}. {clip.render(wearer, numbered=True)}" for i, clip in enumerate(clips, start=1))
     return [{"role": "system", "content": load_prompt("records_system.txt", wearer=wearer)},
             {"role": "user", "content": load_prompt("records_user.txt", entries=entries)}]
 
@@ -117,6 +123,13 @@ def _persons(raw: Any, wearer: str) -> list[str]:
     return out or [wearer]
 
 
+def _said(number: Any, clip: ClipText) -> str:
+    """The clip's transcript line a record points at, verbatim (capped); "" when it points at none."""
+    if isinstance(number, int) and not isinstance(number, bool) and 1 <= number <= len(clip.speech):
+        return _clean(clip.speech[number - 1], SPEECH_CHARS)
+    return ""
+
+
 def parse_records(data: Any, clips: list[ClipText], wearer: str) -> list[Record]:
     """Valid records from a reply, in entry order; drops items without an action and exact repeats."""
     items = data.get("records", []) if isinstance(data, dict) else []
@@ -127,6 +140,7 @@ def parse_records(data: Any, clips: list[ClipText], wearer: str) -> list[Record]
             continue
         clip = clips[item["id"] - 1]
         values = {name: _clean(item.get(name), cap) for name, cap in _TEXT_LIMITS.items()}
+        values["speech"] = _said(item.get("said"), clip)
         values["action"] = values["action"].lower()
         if not values["action"]:
             continue
@@ -156,7 +170,7 @@ def extract_records(llm, clips: list[ClipText], wearer: str, failures: list[LLME
     if not clips:
         return []
     try:
-        data, _ = chat_json(llm, record_messages(clips, wearer), record_schema(len(clips)), max_tokens=record_budget(clips),
+        data, _ = chat_json(llm, record_messages(clips, wearer), record_schema(len(clips), max(len(c.speech) for c in clips)), max_tokens=record_budget(clips),
                             retries=JSON_RETRIES if len(clips) == 1 else 0)
         return parse_records(data, clips, wearer)
     except LLMError as exc:

@@ -63,9 +63,10 @@ def test_clips_with_speech_get_room_for_their_quotes():
 
 
 def test_parse_maps_self_references_to_the_wearer_and_drops_invalid_items():
-    batch = clips("I take plate.", "Tasha hands me the salt. Speech: \"Tasha: here\"")
+    batch = clips("I take plate.", "Tasha hands me the salt.")
+    batch[1].speech = ["Tasha: here you go", "Jake: thanks"]
     reply = {"records": [
-        {"id": 2, "persons": ["Tasha", "me"], "action": "Hand", "object": "salt", "speech": "here"},
+        {"id": 2, "persons": ["Tasha", "me"], "action": "Hand", "object": "salt", "said": 1},
         {"id": 1, "persons": ["I"], "action": "take", "object": "the plate."},
         {"id": 1, "persons": ["I"], "action": "take", "object": "the plate."},  # exact repeat
         {"id": 3, "persons": ["I"], "action": "open", "object": "door"},  # not an entry of this batch
@@ -76,7 +77,20 @@ def test_parse_maps_self_references_to_the_wearer_and_drops_invalid_items():
         (10, ["Jake"], "take", "the plate"), (11, ["Tasha", "Jake"], "hand", "salt")]
     assert records[0].start == 100.0 and records[0].end == 101.0
     assert records[0].sentence() == "Jake take the plate"
-    assert records[1].sentence() == 'Tasha and Jake hand salt: "here"'
+    assert records[1].sentence() == 'Tasha and Jake hand salt: "Tasha: here you go"'
+
+
+def test_a_record_quotes_the_transcript_line_it_points_at_verbatim():
+    batch = clips("I walk to the table.")
+    batch[0].speech = ["Tasha: Pass me the salt, please.", "Jake: Sure, here it is!"]
+    messages = record_messages(batch, "Jake")
+    assert '[1] "Tasha: Pass me the salt, please." [2] "Jake: Sure, here it is!"' in messages[1]["content"]
+    assert record_schema(1, 2)["properties"]["records"]["items"]["properties"]["said"] == {"enum": [1, 2]}
+    assert "said" not in record_schema(1)["properties"]["records"]["items"]["properties"]  # no speech: nothing to point at
+    reply = {"records": [{"id": 1, "persons": ["Jake"], "action": "hand", "object": "salt", "said": 2},
+                         {"id": 1, "persons": ["Tasha"], "action": "ask for", "object": "salt", "said": 3},  # no such line
+                         {"id": 1, "action": "walk to", "object": "table", "said": True}]}
+    assert [r.speech for r in parse_records(reply, batch, "Jake")] == ["Jake: Sure, here it is!", "", ""]
 
 
 def test_build_stop_resume_with_the_test_model(store, lib_paths, tmp_path, embedder, tiny_llm):
