@@ -4,9 +4,10 @@ The LLM reads a batch of clips (caption + transcript, the wearer's name prepende
 and writes zero or more records per clip through a JSON schema: {persons, action, object, tool,
 location, said, attributes}; start and end are the clip's. The paper keeps speech verbatim: the reply
 names the transcript line a record comes from (`said`, its number) and the record takes that line as it
-is, instead of the model copying it out token by token (on LoCoMo's dialogue, most of the output). Each record becomes a Unit kind="record"
-(text "I take plate", meta = its fields and what compression decided), with vectors of its object and
-of its action in spaces "record-object" and "record-action". Records then stream, in time order,
+is, instead of the model copying it out token by token (on LoCoMo's dialogue, most of the output).
+Each record becomes a Unit kind="record" (text "I take plate", meta = its fields and what compression
+decided), with vectors of its object and of its action in spaces "record-object" and "record-action".
+Records then stream, in time order,
 through `consolidation.OnlineCompressor`: kept records are consolidated into Units kind="memory-entry"
 (parent of their member records; meta lists every member with its times, in order), indexed in the
 same two spaces by the mean of their members' object and action vectors.
@@ -170,7 +171,8 @@ def extract_records(llm, clips: list[ClipText], wearer: str, failures: list[LLME
     if not clips:
         return []
     try:
-        data, _ = chat_json(llm, record_messages(clips, wearer), record_schema(len(clips), max(len(c.speech) for c in clips)), max_tokens=record_budget(clips),
+        schema = record_schema(len(clips), max(len(c.speech) for c in clips))
+        data, _ = chat_json(llm, record_messages(clips, wearer), schema, max_tokens=record_budget(clips),
                             retries=JSON_RETRIES if len(clips) == 1 else 0)
         return parse_records(data, clips, wearer)
     except LLMError as exc:
