@@ -1,5 +1,6 @@
 """Child process for test_player_teardown: the real window on a library holding the real walk video
-opens the footage, lets the engine run a moment, closes it, and closes the window, CYCLES times.
+opens the footage (every other cycle playing it), lets the engine run a moment, closes it, and closes the
+window, CYCLES times.
 
 `python -m tests.gui.open_close_cycles LIBRARY CYCLES WAIT_MS`; prints "cycles N" when all are done."""
 
@@ -24,12 +25,12 @@ def main(library: Path, cycles: int, wait_ms: int) -> None:
         loop.exec()
 
     lib = Library(library)
-    for _ in range(cycles):
+    for cycle in range(cycles):
         window = MainWindow(lib)
         window.show()
         run_events(20)
         (footage,) = window.view.footage.values()
-        window.view.open_footage(footage.id)
+        window.view.open_footage(footage.id, play=cycle % 2 == 1)
         run_events(wait_ms)
         window.view.close_footage("closed")
         window.close()
