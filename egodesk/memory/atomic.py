@@ -14,7 +14,6 @@ embedded into its view's own index "atomic-<view>". Resumable and idempotent lik
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -25,12 +24,11 @@ from sqlalchemy.orm import Session
 from egodesk.core.settings import Settings
 from egodesk.core.types import Progress
 from egodesk.memory.indices import IndexManager
-from egodesk.memory.llm_batches import ClipText, load_prompt, run_batches
+from egodesk.memory.llm_batches import ClipText, halves_of_failed, load_prompt, run_batches
 from egodesk.memory.record_tables import BuildProgress
 from egodesk.memory.store import Store, Unit
 from egodesk.perception.llm import LLMError, chat_json
 
-log = logging.getLogger(__name__)
 
 BUILDER = "egocite"
 KIND = "atomic"
@@ -113,13 +111,10 @@ def extract_statements(llm, batch: list[ClipText], before: list[ClipText], after
                             max_tokens=48 + TOKENS_PER_CLIP * len(batch))
         return parse_statements(data, batch)
     except LLMError as exc:
-        if len(batch) == 1:
-            log.warning("no atomic statements for clip %d: %s", batch[0].clip_id, exc)
-            if failures is not None:
-                failures.append(exc)
+        halves = halves_of_failed(batch, exc, "atomic statements", failures)
+        if halves is None:
             return []
-        half = len(batch) // 2
-        left, right = batch[:half], batch[half:]
+        left, right = halves
         return (extract_statements(llm, left, before, right[:1], wearer, failures)
                 + extract_statements(llm, right, left[-1:], after, wearer, failures))
 

@@ -10,6 +10,7 @@ between batches (cancel).
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +26,9 @@ from egodesk.core.types import Progress
 from egodesk.memory.parent_child import transcript_line
 from egodesk.memory.record_tables import BuildProgress, get_progress, last_done
 from egodesk.memory.store import Caption, Clip, Store, TranscriptSegment
+from egodesk.perception.llm import LLMError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -68,6 +72,19 @@ def footage_clips(session: Session, footage_id: int) -> list[ClipText]:
         if clip_id in clips and line:
             clips[clip_id].speech.append(line)
     return [c for c in ordered if c.caption or c.speech]
+
+
+def halves_of_failed(batch: list[ClipText], error: LLMError, what: str,
+                     failures: list[LLMError] | None) -> tuple[list[ClipText], list[ClipText]] | None:
+    """After a batch's reply failed for good: its two halves, to try apart; or, for a single clip, None:
+    the clip yields no `what`, which is logged and its error added to `failures`."""
+    if len(batch) > 1:
+        half = len(batch) // 2
+        return batch[:half], batch[half:]
+    log.warning("no %s for clip %d: %s", what, batch[0].clip_id, error)
+    if failures is not None:
+        failures.append(error)
+    return None
 
 
 def load_prompt(name: str, **values: str) -> str:

@@ -18,7 +18,6 @@ records, the entries they changed, the prototypes, the compressor's history and 
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,12 +30,11 @@ from egodesk.core.settings import Settings
 from egodesk.core.types import Progress
 from egodesk.memory.consolidation import CompressionParams, Decision, Entries, OnlineCompressor, Prototypes, normalise
 from egodesk.memory.indices import IndexManager
-from egodesk.memory.llm_batches import ClipText, load_prompt, run_batches
+from egodesk.memory.llm_batches import ClipText, halves_of_failed, load_prompt, run_batches
 from egodesk.memory.record_tables import BuildProgress, EventPrototype, MemoryEntryState, from_bytes, to_bytes
 from egodesk.memory.store import Store, Unit
 from egodesk.perception.llm import JSON_RETRIES, LLMError, chat_json
 
-log = logging.getLogger(__name__)
 
 BUILDER = "imprint"
 RECORD, ENTRY = "record", "memory-entry"
@@ -176,13 +174,10 @@ def extract_records(llm, clips: list[ClipText], wearer: str, failures: list[LLME
                             retries=JSON_RETRIES if len(clips) == 1 else 0)
         return parse_records(data, clips, wearer)
     except LLMError as exc:
-        if len(clips) == 1:
-            log.warning("no interaction records for clip %d: %s", clips[0].clip_id, exc)
-            if failures is not None:
-                failures.append(exc)
+        halves = halves_of_failed(clips, exc, "interaction records", failures)
+        if halves is None:
             return []
-        half = len(clips) // 2
-        return extract_records(llm, clips[:half], wearer, failures) + extract_records(llm, clips[half:], wearer, failures)
+        return [record for half in halves for record in extract_records(llm, half, wearer, failures)]
 
 
 # ------------------------------------------------------------------------------------ compression
