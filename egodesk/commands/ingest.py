@@ -7,6 +7,7 @@ import json
 import sys
 from dataclasses import asdict
 
+from egodesk.commands import find_footage
 from egodesk.core.timeutil import format_ts
 
 
@@ -100,9 +101,8 @@ def cmd_footage(args: argparse.Namespace) -> int:
 
 def cmd_clips(args: argparse.Namespace) -> int:
     library = _library()
-    footage_id = library.find_footage(args.footage)
+    footage_id = find_footage(library, args.footage)
     if footage_id is None:
-        print(f"error: no footage {args.footage!r} (see `egodesk footage`)", file=sys.stderr)
         return 2
     rows = library.clips(footage_id)
     if args.json:

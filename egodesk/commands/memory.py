@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from egodesk.commands import find_footage
 from egodesk.core.timeutil import parse_iso
 
 
@@ -66,9 +67,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
     from egodesk.pipeline.library import Library
 
     library = Library()
-    footage_id = library.find_footage(args.source)
+    footage_id = find_footage(library, args.source)
     if footage_id is None:
-        print(f"error: no footage {args.source!r} (see `egodesk footage`)", file=sys.stderr)
         return 2
     start = next(f.start for f in library.footage() if f.id == footage_id)
     try:
