@@ -7,10 +7,10 @@ names the transcript line a record comes from (`said`, its number) and the recor
 is, instead of the model copying it out token by token (on LoCoMo's dialogue, most of the output).
 Each record becomes a Unit kind="record" (text "I take plate", meta = its fields and what compression
 decided), with vectors of its object and of its action in spaces "record-object" and "record-action".
-Records then stream, in time order,
-through `consolidation.OnlineCompressor`: kept records are consolidated into Units kind="memory-entry"
-(parent of their member records; meta lists every member with its times, in order), indexed in the
-same two spaces by the mean of their members' object and action vectors.
+Records then stream, in time order, through `consolidation.OnlineCompressor`: kept records are
+consolidated into Units kind="memory-entry" (parent of their member records; meta lists every member
+with its times, in order), indexed in the same two spaces by the mean of their members' object and
+action vectors.
 
 `build_records` is resumable and idempotent (see `llm_batches`): one transaction per batch holds its
 records, the entries they changed, the prototypes, the compressor's history and the progress mark.
