@@ -41,15 +41,21 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from egodesk.eval.runner import run_eval
+    from egodesk.commands.progress import ProgressPrinter
+    from egodesk.eval.runner import report_table, run_eval
 
+    # Importing, building memories and answering take minutes to hours: show where the run is.
+    printer = ProgressPrinter()
     try:
-        run_eval(args.bench, args.strategy, k=args.k, answer=args.answer, limit=args.limit, report=args.report,
-                 library_dir=args.scratch, resume=args.resume, memories=tuple(args.memories or ()),
-                 reuse_replies=not args.ask_again)
+        data = run_eval(args.bench, args.strategy, k=args.k, answer=args.answer, limit=args.limit, report=args.report,
+                        library_dir=args.scratch, resume=args.resume, memories=tuple(args.memories or ()),
+                        reuse_replies=not args.ask_again, progress=printer, quiet=True)
     except (FileNotFoundError, ValueError, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        printer.close()  # before the table, which would otherwise share the bar's line
+    print(report_table(data))
     return 0
 
 

@@ -38,6 +38,8 @@ class ProgressPrinter:
             self.bar.refresh()
 
     def _name(self, event: Progress) -> str:
+        if event.footage_id is None:  # a whole-run stage (an eval's questions), not one footage's
+            return event.stage
         title = self.titles.get(event.footage_id or -1, f"footage {event.footage_id}")
         return f"{title[:28]} {event.stage}"
 

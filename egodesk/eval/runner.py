@@ -170,6 +170,12 @@ def format_value(metric: str, value) -> str:
     return f"{value:.0f}" if metric.endswith("_ms") or metric == "tokens" else f"{value:.3f}"
 
 
+def report_table(data: dict) -> str:
+    """The printed table of a run's report (`run_eval`'s return value)."""
+    title = f"{Path(data['benchmark']).name}  strategy={data['strategy']}  k={data['k']}  questions={len(data['questions'])}"
+    return format_summary(title, data["summary"], data["by_category"])
+
+
 def format_summary(title: str, summary: dict, categories: dict[str, dict]) -> str:
     keys = [k for k in SUMMARY_ORDER if k in summary] + [k for k in ("accuracy", "f1", "abstention_precision", "abstention_recall",
                                                                      "grounded", "tokens", "latency_p50_ms", "latency_p95_ms", "answer_p50_ms",
@@ -240,7 +246,7 @@ def run_eval(bench_dir, strategy: str, k: int = 12, answer: bool = False, limit:
             answerer.close()
     data = report_of(results)
     if not quiet:
-        print(format_summary(f"{bench.name}  strategy={strategy}  k={k}  questions={len(results)}", data["summary"], data["by_category"]))
+        print(report_table(data))
     if report:
         write_report(Path(report), data)
     store.close()

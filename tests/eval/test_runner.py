@@ -149,3 +149,19 @@ def test_the_rerank_strategy_is_evaluated_with_the_llm_judge(bench, tmp_path, em
     data = run_eval(bench, "rerank", k=5, library_dir=tmp_path / "lib", embedder=embedder, llm=judge, quiet=True)
     assert judge.asked > 0 and data["llm"] == "judge"
     assert data["questions"][1]["retrieval"]["hit@1"] == 1.0  # the judged passage about Pixel ranks first
+
+
+def test_the_eval_command_shows_its_progress_then_the_table(bench, tmp_path):
+    """A run of hours must not sit silent: the import and the questions show on stderr, the table on stdout."""
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "egodesk", "eval", str(bench), "--strategy", "hybrid", "--k", "5",
+                             "--scratch", str(tmp_path / "lib")], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "parent-child" in result.stderr and "questions" in result.stderr and "3/3" in result.stderr
+    assert "footage None" not in result.stderr  # the questions' bar is the run's, named by its stage alone
+    assert "tiny-bench  strategy=hybrid  k=5  questions=3" in result.stdout and "hit@5" in result.stdout
+    missing = subprocess.run([sys.executable, "-m", "egodesk", "eval", str(tmp_path / "nowhere"), "--scratch", str(tmp_path / "lib")],
+                             capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and missing.stderr.startswith("error: ") and "Traceback" not in missing.stderr
