@@ -252,12 +252,44 @@ def tray_entry(built, embedder):
     _remove(built, ids, created)
 
 
-def test_records_hand_over_an_entry_as_it_stood_when_asked(memory, tray_entry):
+def test_records_hand_over_an_entrys_members_as_they_stood_when_asked(memory, tray_entry):
+    """Each interaction with its own time, not one span from the first to the last; the 200 s member
+    joined after the question: not yet memory. (Unindexed members tie: the latest first.)"""
     asked = ts(DAY1, 150)
     found = make_strategy("records", memory).retrieve(Query("What did I do with the tray?", asked_at=asked, k=5))
-    entry = next(ev for ev in found if ev.kind == "memory-entry")
-    assert entry.end == ts(DAY1, 111)  # the 200 s member joined after the question: not yet memory
-    assert all(ev.end <= asked for ev in found)
+    assert [(ev.kind, ev.start, ev.end) for ev in found] == [("record", ts(DAY1, s), ts(DAY1, s + 1)) for s in (110, 100, 10, 0)]
+    assert all(ev.scores["entry"] == found[0].score for ev in found)
+
+
+@pytest.fixture
+def two_entries(built, embedder):
+    """Two consolidated entries whose members are indexed as the Imprint builder indexes records."""
+    store, indices = built
+    members = {("coffee", "drink"): [(0, "drink"), (10, "pour"), (20, "drink")], ("newspaper", "read"): [(30, "read"), (40, "fold")]}
+    with store.session() as s:
+        fid = _footage_id(s, "kitchen")
+        entries, created = [], []
+        for (obj, act), timeline in members.items():
+            records = [Unit(footage_id=fid, kind="record", start_ts=ts(DAY1, sec), end_ts=ts(DAY1, sec + 5), text=f"I {verb} {obj}",
+                            meta={"object": obj, "action": verb, "importance": 0.5}) for sec, verb in timeline]
+            created += _index_entries(s, indices, embedder, records)
+            entries.append(Unit(footage_id=fid, kind="memory-entry", start_ts=records[0].start_ts, end_ts=records[-1].end_ts,
+                                text="; ".join(r.text for r in records), meta={
+                                    "object": obj, "action": act, "importance": 0.5,
+                                    "members": [{"record": r.id, "start": r.start_ts, "end": r.end_ts, "text": r.text, "importance": 0.5}
+                                                for r in records]}))
+        created += _index_entries(s, indices, embedder, entries)
+    yield
+    _remove(built, created, created)
+
+
+def test_records_members_holding_the_question_words_first_then_the_entries_take_turns(memory, two_entries):
+    found = make_strategy("records", memory).retrieve(Query("What did I drink?", asked_at=ts(DAY1, 100), k=5))
+    assert [ev.text for ev in found[:2]] == ["I drink coffee", "I drink coffee"]  # they hold "drink"
+    assert (found[0].start, found[1].start) == (ts(DAY1, 20), ts(DAY1, 0))  # equal scores: the latest first
+    # None of the rest does: the second entry's best member, then its second, then the first entry's third.
+    assert {ev.text for ev in found[2:4]} == {"I read newspaper", "I fold newspaper"} and found[4].text == "I pour coffee"
+    assert found[0].scores["entry"] > found[2].scores["entry"] and found[0].scores["action"] > 0.5
 
 
 def test_records_pinpoint_the_last_and_first_matching_interaction(memory, tray_entry):
