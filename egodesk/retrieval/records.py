@@ -81,8 +81,8 @@ class Records(Strategy):
         window = query.analysis.window
         if window is None:
             return members
-        inside = [m for m in members if window.contains(m[0].start, m[0].end)]
-        return inside + [m for m in members if m not in inside] if inside else members
+        inside = [window.contains(ev.start, ev.end) for ev, _ in members]
+        return [m for m, i in zip(members, inside) if i] + [m for m, i in zip(members, inside) if not i]
 
     def _members(self, entry: Evidence, cutoff: float) -> list[dict]:
         """The entry's member interactions that began before the cutoff, in time order (a bare

@@ -222,6 +222,13 @@ def test_records_scores_object_action_and_importance_before_the_question(memory,
     assert found[0].score == pytest.approx(w.records_w_object * s["object"] + w.records_w_action * s["action"] + w.records_w_importance * 0.9)
 
 
+def test_records_a_time_window_keeps_what_lies_inside_it_first(memory, entries):
+    """Without the window the 0.9-importance coffee of the day before leads (see the test above)."""
+    today = make_strategy("records", memory).retrieve(Query("What did I drink today?", asked_at=ts(DAY2, 3 * 3600), k=5))
+    assert {ev.start for ev in today[:3]} == {ts(DAY2, 0), ts(DAY2, 60), ts(DAY2, 7200)}
+    assert today[0].text == "I drink coffee" and today[3].start < ts(DAY2, 0)
+
+
 def test_records_last_time_keeps_the_latest_first(memory, entries):
     asked = ts(DAY2, 3 * 3600)
     found = make_strategy("records", memory).retrieve(Query("When was the last time I drank coffee?", asked_at=asked, k=5))
