@@ -19,7 +19,6 @@ the interaction recorded next to it; that moment is pinpointed, so the answerer 
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from egodesk.core.types import Evidence
