@@ -50,6 +50,12 @@ def export(weights: str, code_dir: str, out: str) -> None:
             dynamic_axes={"images": {0: "batch"}, "logits": {0: "batch"}, "features": {0: "batch"}},
             opset_version=17,
             dynamo=False,
+            # Folding BatchNorm into the convolutions (and any other constant arithmetic) runs through
+            # MKL, whose rounding differs from CPU to CPU, so the file's sha256 did too. Kept unfolded,
+            # every weight is a byte copy of the .pth and the file is the same everywhere; ONNX Runtime
+            # folds them itself when it loads the graph.
+            training=torch.onnx.TrainingMode.PRESERVE,
+            do_constant_folding=False,
         )
 
 
