@@ -6,9 +6,10 @@ the units, their kinds, times, texts and metadata follow what the builders write
 
     caption (parent) + subchunk (child) + memory-entry (Imprint, with importance; object and action
     vectors) + 4 atomic statements (EgoCITE views) + 5 keyframe units and 1 visual-clip unit (CARVE,
-    tag labels; searched through the tag vocabulary, so without feature vectors here)
+    tag labels; searched through the tag vocabulary, so without feature vectors here, each with its
+    tag list's text vector in "visual-text")
 
-i.e. 13 units and 8 text vectors per clip; 1M units is ~77k clips, ~320 hours of footage, spread over
+i.e. 13 units and 14 text vectors per clip; 1M units is ~77k clips, ~320 hours of footage, spread over
 100 footages of one day each (fewer for a small library: at least 10 clips a day). A finished library is marked complete; a half-built one is started over.
 """
 
@@ -37,7 +38,7 @@ DAY0 = datetime(2024, 1, 1, 8, 0)
 ATOMIC_VIEWS = ("action", "utterance", "activity", "conversation")
 FRAMES_PER_CLIP = 5
 UNITS_PER_CLIP = 3 + len(ATOMIC_VIEWS) + FRAMES_PER_CLIP + 1
-LAYOUT_VERSION = 2  # part of the cache key: bump when the layout above changes
+LAYOUT_VERSION = 3  # part of the cache key: bump when the layout above changes
 COMPLETE = "complete.json"
 
 WORDS = ("take put wash open close cut pour stir dry wipe plate cup knife fork spoon pan pot lid tap sink fridge "
@@ -140,10 +141,10 @@ def _add_day(store: Store, indices: IndexManager, day: int, clips: int, model_id
             rows += [{**base, "kind": "atomic", "view": view, "text": _sentence(rng, 8), "space": f"atomic-{view}"} for view in ATOMIC_VIEWS]
             frames = [_labels(rng, 5) for _ in range(FRAMES_PER_CLIP)]
             rows += [{**base, "kind": "frame", "view": "visual", "builder": "visual", "text": ", ".join(n for n, _ in labels),
-                      "meta": {"labels": labels}} for labels in frames]
+                      "meta": {"labels": labels}, "space": "visual-text"} for labels in frames]
             pooled = sorted({n: p for labels in frames for n, p in labels}.items(), key=lambda kv: -kv[1])[:10]
             rows.append({**base, "kind": "visual-clip", "view": "visual", "builder": "visual", "text": ", ".join(n for n, _ in pooled),
-                         "meta": {"labels": [list(kv) for kv in pooled]}})
+                         "meta": {"labels": [list(kv) for kv in pooled]}, "space": "visual-text"})
             caption_id = next_unit + len(unit_rows)
             for row in rows:
                 row["id"] = next_unit + len(unit_rows)

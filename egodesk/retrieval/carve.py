@@ -12,7 +12,8 @@ handed on in that one (`Evidence.view`).
 The paper's re-scorer is a multimodal cross-encoder. The slot takes any `Reranker` (the LLM's
 yes-probability when one is given); without one, the re-scorer is the text embedder: the cosine
 between the question and the candidate's text in its representation (a caption, a tag list), one
-scale for all representations, as the paper's raw cross-encoder scores are.
+scale for all representations, as the paper's raw cross-encoder scores are. Tag lists are embedded
+when the visual memory is built (space "visual-text"), not per question.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from collections.abc import Callable
 import numpy as np
 
 from egodesk.core.types import Evidence
+from egodesk.memory.vectors import load_vectors
+from egodesk.memory.visual import TEXT_SPACE, LabelIndex
 from egodesk.retrieval.base import Memory, Query, Strategy, register
 from egodesk.retrieval.catalog import PARENT_KINDS
 from egodesk.retrieval.rerank import Reranker
@@ -44,8 +47,6 @@ def _text_frame(memory: Memory, query: Query, vector: np.ndarray, k: int) -> lis
 
 def _labels(kind: str) -> Retriever:
     def search(memory: Memory, query: Query, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-        from egodesk.memory.visual import LabelIndex
-
         index = memory.cached(f"labels:{kind}", lambda: LabelIndex.load(memory.store, memory.embedder, memory.indices.dir, kind=kind))
         catalog = memory.catalog()
         allowed = catalog.ids[memory.scope(query, [kind])]
@@ -87,10 +88,31 @@ class Carve(Strategy):
         todo = [i for i, (rep, _, _) in enumerate(pool) if rep != "text-clip"]
         scores = [score for _, _, score in pool]
         if todo:
-            cosines = self.memory.embedder.embed([texts[i] for i in todo]) @ self.memory.embed(question)
+            cosines = self.text_vectors([pool[i][1] for i in todo]) @ self.memory.embed(question)
             for i, cos in zip(todo, cosines.tolist()):
                 scores[i] = cos
         return scores
+
+    def text_vectors(self, rows: list[int]) -> np.ndarray:
+        """The text embeddings of catalog rows: those the visual builder stored (TEXT_SPACE), the
+        rest (a library built before that space, another embedder's vectors) embedded now."""
+        memory, catalog = self.memory, self.memory.catalog()
+        out = np.zeros((len(rows), memory.embedder.dim), dtype=np.float32)
+        stored: dict[int, np.ndarray] = {}
+        if memory.has(TEXT_SPACE) and memory.indices.model_id(TEXT_SPACE) == memory.embedder.model_id:
+            with memory.store.session() as s:
+                ids, matrix = load_vectors(s, TEXT_SPACE, catalog.ids[rows].tolist())
+            stored = dict(zip(ids.tolist(), matrix))
+        todo = []
+        for i, row in enumerate(rows):
+            vector = stored.get(int(catalog.ids[row]))
+            if vector is None:
+                todo.append(i)
+            else:
+                out[i] = vector
+        if todo:
+            out[todo] = memory.embedder.embed([catalog.text[rows[i]] for i in todo])
+        return out
 
     def retrieve(self, query: Query) -> list[Evidence]:
         memory, catalog = self.memory, self.memory.catalog()

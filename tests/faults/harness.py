@@ -312,7 +312,7 @@ POINTS_BY_STAGE = {
     "captions": ["captions:start", "captions:1", "captions:2", "captions:commit"],
     "memory-parent": ["memory-parent:start", "index-save:caption", "index-save:transcript", "index-save:subchunk",
                       "memory-parent:commit"],
-    "memory-visual": ["memory-visual:start", "index-save:visual-frame", "index-save:visual-clip", "memory-visual:commit"],
+    "memory-visual": ["memory-visual:start", "index-save:visual-frame", "index-save:visual-clip", "index-save:visual-text", "memory-visual:commit"],
     "memory-records": ["memory-records:start", "imprint:batch1", "imprint:batch2", "index-save:record-object",
                        "index-save:record-action", "memory-records:commit"],
     "memory-atomic": ["memory-atomic:start", "egocite:batch1", "egocite:batch2", "index-save:atomic-action",

@@ -33,7 +33,7 @@ def test_memory_stats(store, lib_paths, embedder, make_video, make_footage):
     assert set(mine) == {("caption", ""), ("transcript", ""), ("subchunk", ""), ("frame", "visual"), ("visual-clip", "visual"), ("all", "")}
     assert mine[("caption", "")]["units"] == 2 and mine[("caption", "")]["vectors"] == 2
     assert mine[("caption", "")]["vector_bytes"] == 2 * 384 * 4
-    assert mine[("frame", "visual")]["vector_bytes"] == 4 * 1280 * 4
+    assert mine[("frame", "visual")]["vector_bytes"] == 4 * (1280 + 384) * 4  # tagger features + tag-list text
     total = mine[("all", "")]
     assert total["units"] == sum(r["units"] for k, r in mine.items() if k[0] != "all")
     assert total["bytes"] == total["text_bytes"] + total["vector_bytes"] + total["index_bytes"] > 0

@@ -8,8 +8,9 @@ from sqlalchemy import select
 
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.store import Keyframe, Unit
-from egodesk.memory.visual import (CLIP, FRAME, LABELS_FILE, MODEL_ID, LabelIndex, SparseProbs, build_visual, label_scores,
-                                   label_vectors, similar_frames)
+from egodesk.memory.vectors import load_vectors
+from egodesk.memory.visual import (CLIP, FRAME, LABELS_FILE, MODEL_ID, TEXT_SPACE, LabelIndex, SparseProbs, build_visual,
+                                   label_scores, label_vectors, similar_frames)
 
 SCENES = [
     [["umbrella", 0.81], ["folding chair", 0.09]],
@@ -36,6 +37,7 @@ def test_build_visual_and_search(store, lib_paths, embedder, make_video):
     assert (report.frames_added, report.clips_added, report.kept) == (8, 4, 0)
     assert indices.count("visual-frame") == 8 and indices.count("visual-clip") == 4
     assert indices.model_id("visual-frame") == MODEL_ID and indices.dim("visual-frame") == 1280
+    assert indices.count(TEXT_SPACE) == 12 and indices.model_id(TEXT_SPACE) == embedder.model_id
     with store.session() as s:
         frames = s.scalars(select(Unit).where(Unit.kind == FRAME).order_by(Unit.id)).all()
         clips = s.scalars(select(Unit).where(Unit.kind == CLIP).order_by(Unit.id)).all()
@@ -44,6 +46,9 @@ def test_build_visual_and_search(store, lib_paths, embedder, make_video):
     first = frames[0]
     assert first.text == "umbrella, folding chair" and first.meta["labels"][0] == ["umbrella", 0.81]
     assert first.meta["ts"] == keyframes[first.meta["keyframe_id"]].ts
+    with store.session() as s:
+        _, text_vector = load_vectors(s, TEXT_SPACE, [first.id])
+    np.testing.assert_allclose(text_vector[0], embedder.embed([first.text])[0], atol=1e-6)
     assert (first.start_ts, first.end_ts) == (clips[0].start_ts, clips[0].end_ts)
     assert clips[1].meta["labels"][0] == ["espresso", 0.9]
 
@@ -89,4 +94,7 @@ def test_rebuild_visual_is_idempotent(store, lib_paths, embedder, make_video):
         kf.labels = [["tennis ball", 0.9]]
     changed = build_visual(store, indices, embedder, footage)
     assert (changed.frames_added, changed.clips_added, changed.removed) == (1, 1, 2)
-    assert indices.count("visual-frame") == 8 and indices.count("visual-clip") == 4
+    assert indices.count("visual-frame") == 8 and indices.count("visual-clip") == 4 and indices.count(TEXT_SPACE) == 12
+    indices.drop(TEXT_SPACE)  # a library built before the space existed: a rerun fills it in
+    build_visual(store, indices, embedder, footage)
+    assert indices.count(TEXT_SPACE) == 12

@@ -6,6 +6,7 @@ import pytest
 from egodesk.core.settings import Settings
 from egodesk.core.types import Evidence
 from egodesk.memory.store import Unit
+from egodesk.memory.visual import TEXT_SPACE
 from egodesk.retrieval.base import Memory, Query, make_strategy, strategy_names
 from egodesk.retrieval.context import neighbours
 from egodesk.retrieval.rerank import Rerank, rerank
@@ -339,6 +340,31 @@ def test_carve_reaches_keyframes_through_their_tags(memory, built):
     finally:
         with store.session() as s:
             s.delete(s.get(Unit, frame_id))
+
+
+def test_carve_rescores_visual_candidates_by_their_stored_text_vectors(memory, built, embedder):
+    store, indices = built
+    with store.session() as s:
+        fid = _footage_id(s, "kitchen-2")
+        frames = [Unit(footage_id=fid, kind="frame", view="visual", builder="visual", start_ts=ts(DAY2, 300 + 15 * i),
+                       end_ts=ts(DAY2, 315 + 15 * i), text=text, meta={"labels": [[text, 0.9]]}) for i, text in enumerate(["espresso", "bicycle"])]
+        s.add_all(frames)
+        s.flush()
+        stored, unstored = frames[0].id, frames[1].id
+    # A stored vector deliberately unlike its text: rescoring must read it, not embed the text again.
+    indices.add(TEXT_SPACE, [stored], embedder.embed(["a red bicycle"]), embedder.model_id)
+    try:
+        memory._catalogs._checked = -1e9
+        catalog = memory.catalog()
+        rows = catalog.rows([stored, unstored]).tolist()
+        got = make_strategy("carve", memory).text_vectors(rows)
+        np.testing.assert_allclose(got[0], embedder.embed(["a red bicycle"])[0], atol=1e-6)
+        np.testing.assert_allclose(got[1], embedder.embed(["bicycle"])[0], atol=1e-6)  # none stored: embedded now
+    finally:
+        indices.remove_units([stored])
+        with store.session() as s:
+            for uid in (stored, unstored):
+                s.delete(s.get(Unit, uid))
 
 
 def test_timeaware_finds_the_latest_of_many_identical_occurrences(memory, built, embedder):
