@@ -48,7 +48,8 @@ log = logging.getLogger(__name__)
 MIN_CAPACITY = 1024
 # An allowed set smaller than this share of the space is scored exactly by a dot product over its
 # vectors: a filtered graph walk must visit ~k/share nodes (calling back into Python for each), while
-# gathering a few thousand rows is a millisecond. Larger sets walk the graph with the filter.
+# gathering a few thousand rows already read (`_Space.read`) is a millisecond. Larger sets walk the
+# graph with the filter.
 EXACT_SHARE = 0.1
 EXACT_MIN = 2_000
 # Deleted labels stay in the graph (hnswlib marks them); compact on save once they outnumber the live.
@@ -72,6 +73,9 @@ class _Space:
     live: set[int] = field(default_factory=set)
     dead: set[int] = field(default_factory=set)
     dirty: bool = False
+    # Vectors read out of the graph for exact scoring, kept: hnswlib's get_items costs ~25 us per
+    # vector, and a scoped question scores the same few hundred units view after view.
+    read: dict[int, np.ndarray] = field(default_factory=dict)
 
 
 class IndexManager:
@@ -292,6 +296,8 @@ class IndexManager:
         if needed > sp.index.get_max_elements():
             sp.index.resize_index(max(needed, 2 * sp.index.get_max_elements()))
         sp.index.add_items(matrix, ids)  # an existing label is updated (and un-deleted) in place
+        for label in ids.tolist():
+            sp.read.pop(label, None)
         sp.live.update(ids.tolist())
         sp.dead.difference_update(ids.tolist())
         sp.dirty = True
@@ -301,6 +307,7 @@ class IndexManager:
         if sp is None or sp.index is None:
             return
         for label in ids.tolist():
+            sp.read.pop(label, None)
             if label in sp.live:
                 sp.index.mark_deleted(label)
                 sp.live.remove(label)
@@ -373,12 +380,15 @@ class IndexManager:
 
     def _exact(self, sp: _Space, queries: np.ndarray, allowed: set[int], k: int) -> list[Hits]:
         """Exact cosine top-k over the allowed live units. Their vectors come from the graph itself
-        (hnswlib keeps cosine vectors unit length): reading the whole space from SQLite first cost
-        seconds on a big library's first question."""
+        (hnswlib keeps cosine vectors unit length), each read once (`_Space.read`): reading the whole
+        space from SQLite first cost seconds on a big library's first question."""
         ids = np.fromiter(allowed, dtype=np.int64, count=len(allowed))  # live labels only: callers intersect with sp.live
         if not len(ids):
             return [[] for _ in range(len(queries))]
-        vectors = np.asarray(sp.index.get_items(ids), dtype=np.float32)
+        unread = [label for label in ids.tolist() if label not in sp.read]
+        if unread:
+            sp.read.update(zip(unread, np.asarray(sp.index.get_items(unread), dtype=np.float32)))
+        vectors = np.stack([sp.read[label] for label in ids.tolist()])
         norms = np.linalg.norm(queries, axis=1, keepdims=True)
         sims = (queries / np.maximum(norms, 1e-12)) @ vectors.T
         k = min(k, len(ids))

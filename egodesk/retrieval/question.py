@@ -10,6 +10,7 @@ It lives in retrieval (not reasoning) because the strategies need it and layers 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -64,6 +65,7 @@ QUESTION_WORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why
 NOT_NAMES = STOPWORDS | QUESTION_WORDS | set(MONTHS) | set(WEEKDAYS) | {"i", "im", "ive", "id", "ill", "lgbtq", "ok", "okay"}
 
 
+@functools.lru_cache(maxsize=1 << 16)  # pure, and a library's vocabulary is small
 def lemma(word: str) -> str:
     """A light lemmatiser for matching cues: irregular verbs, then -ies/-ing/-ed/-es/-s stripped."""
     w = word.lower().strip("'")
@@ -88,12 +90,13 @@ _CUE_STOP = {"i", "a", "an", "the", "this", "that", "these", "those", "my", "me"
 MIN_COVERAGE = 0.5  # share of an event's words a unit must hold to count as an occurrence of it
 
 
-def cue_words(text: str) -> set[str]:
+@functools.lru_cache(maxsize=1 << 16)  # a question checks every unit of its window: the same texts, question after question
+def cue_words(text: str) -> frozenset[str]:
     """The lemmatised content words of a phrase, for matching an event's occurrences."""
-    return {lemma(w) for w in re.findall(r"[a-z][a-z'-]*", text.lower())} - _CUE_STOP
+    return frozenset({lemma(w) for w in re.findall(r"[a-z][a-z'-]*", text.lower())} - _CUE_STOP)
 
 
-def cue_coverage(cues: set[str], text: str) -> float:
+def cue_coverage(cues: frozenset[str], text: str) -> float:
     """Share of the cue words `text` holds (0 without cues)."""
     return len(cues & cue_words(text)) / len(cues) if cues else 0.0
 

@@ -93,7 +93,7 @@ class Records(Strategy):
             return [{"record": entry.unit_id, "start": entry.start, "end": entry.end, "text": entry.text}]
         return [m for m in members if m["start"] < cutoff]
 
-    def _ranked_members(self, entries: list[Evidence], cutoff: float, cues: set[str], object_vector: np.ndarray,
+    def _ranked_members(self, entries: list[Evidence], cutoff: float, cues: frozenset[str], object_vector: np.ndarray,
                         action_vector: np.ndarray) -> list[tuple[Evidence, int]]:
         """Each entry's members before the cutoff as evidence of their own, paired with their entry's
         place, in the order the module docstring gives. A bare record stays as it is."""

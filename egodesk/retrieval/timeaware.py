@@ -52,7 +52,7 @@ def time_relevance(window: TimeWindow | None, start: np.ndarray, end: np.ndarray
     return np.exp(-np.maximum(distance, 0.0) / scale)
 
 
-def coverage(catalog: Catalog, rows: np.ndarray, cues: set[str]) -> np.ndarray:
+def coverage(catalog: Catalog, rows: np.ndarray, cues: frozenset[str]) -> np.ndarray:
     """Share of the cue words each unit's text holds."""
     return np.array([cue_coverage(cues, catalog.text[r]) for r in rows], dtype=float)
 

@@ -85,6 +85,19 @@ def test_k_beyond_count_and_filters(manager, units, monkeypatch):
     assert len(manager.search("caption", data[0], 100, allowed_ids=big)[0]) == len(big)
 
 
+def test_exact_scoring_sees_replaced_and_removed_vectors(manager, units):
+    data = vectors(40, seed=5)
+    manager.add("caption", units[:40], data, "m")
+    allowed = units[:10]
+    assert manager.search("caption", data[3], 1, allowed_ids=allowed)[0][0][0] == units[3]  # vectors read and kept
+    manager.add("caption", [units[8]], data[3:4], "m")  # units[8] now holds units[3]'s vector
+    hits = manager.search("caption", data[3], 2, allowed_ids=allowed)[0]
+    assert {u for u, _ in hits} == {units[3], units[8]} and hits[1][1] == pytest.approx(1.0, abs=1e-4)
+    manager.remove("caption", [units[3]])
+    manager.add("caption", [units[3]], -data[3:4], "m")  # removed, then back with the opposite vector
+    assert manager.search("caption", data[3], 10, allowed_ids=allowed)[0][-1] == (units[3], pytest.approx(-1.0, abs=1e-4))
+
+
 def test_capacity_grows(manager, store, make_footage, make_units):
     ids = make_units(make_footage("big"), 2600)
     data = vectors(2600, seed=3)
