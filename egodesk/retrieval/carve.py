@@ -82,9 +82,8 @@ class Carve(Strategy):
     def rescore(self, question: str, pool: list[tuple[str, int, float]]) -> list[float]:
         """One score scale for every candidate: the reranker's, else the question's cosine to the
         candidate's text (text-clip candidates already carry it from their dense search)."""
-        texts = [self.memory.catalog().text[row] for _, row, _ in pool]
         if self.reranker is not None:
-            return list(self.reranker.score(question, texts))
+            return list(self.reranker.score(question, [self.memory.catalog().text[row] for _, row, _ in pool]))
         todo = [i for i, (rep, _, _) in enumerate(pool) if rep != "text-clip"]
         scores = [score for _, _, score in pool]
         if todo:
