@@ -1,10 +1,11 @@
 """The reference floors, measured the plain way, and any eval reports scored the same two ways.
 
-    .venv/bin/python benchmarks/retrieval_floors.py BENCH_DIR [--limit N] [REPORT.json ...]
+    .venv/bin/python benchmarks/retrieval_floors.py BENCH_DIR [--limit N] [--embedder ROLE] [REPORT.json ...]
 
 Floors: every raw memory entry is one unit; query = question + options; only the question's sources
-and entries that start before asked_at. dense = all-MiniLM-L6-v2 cosine (the library's flat index
-holds exactly the raw entries' vectors), bm25 = plain bm25s (English stop words, no stemming), hybrid
+and entries that start before asked_at. dense = the text embedder's cosine (`--embedder`: the default
+nomic-embed-text-v1.5, or `embedder` for all-MiniLM-L6-v2; the library's flat index holds exactly the
+raw entries' vectors), bm25 = plain bm25s (English stop words, no stemming), hybrid
 = their reciprocal rank fusion (k0=60) over the top 36 of each. Hit@K is given twice: strict
 (shared time, egodesk's metric) and touching (intervals meeting at an end also count), because the
 reference numbers for these benchmarks read overlap the second way.
@@ -22,7 +23,7 @@ from egodesk.core.settings import Settings
 from egodesk.eval.benchmark import load_benchmark
 from egodesk.eval.metrics import hit_at_k, recall_at_k
 from egodesk.eval.runner import open_library
-from egodesk.perception.embedder import make_embedder
+from egodesk.perception.embedder import DEFAULT_MODEL, MODEL_ID_OF_ROLE, make_embedder
 from egodesk.retrieval.base import Memory, Query, make_strategy
 from egodesk.retrieval.fusion import rrf
 
@@ -43,9 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("benchmark")
     parser.add_argument("reports", nargs="*")
     parser.add_argument("--limit", type=int)
+    parser.add_argument("--embedder", choices=list(MODEL_ID_OF_ROLE), default=DEFAULT_MODEL,
+                        help="manifest role of the text embedder (default: %(default)s)")
     args = parser.parse_intermixed_args(argv)
     bench = load_benchmark(args.benchmark, args.limit)
-    embedder = make_embedder()
+    embedder = make_embedder(threads=2, model=args.embedder)
     store, indices = open_library(bench, embedder, Settings())
     memory = Memory(store, indices, embedder)
     flat = make_strategy("flat", memory)
@@ -60,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, list] = {"dense": [], "bm25": [], "hybrid": []}
     for q in questions:
         text = " ".join([q.question, *(q.options or [])])
-        dense = [(ev.source, ev.start, ev.end) for ev in flat.retrieve(Query(q.question, q.options, q.asked_at, q.sources, POOL, q.asked_at))]
+        plain = Query(q.question, q.options, q.asked_at, q.sources, POOL, q.asked_at, windowed=False)
+        dense = [(ev.source, ev.start, ev.end) for ev in flat.retrieve(plain)]
         words = [w for w in bm25s.tokenize([text], stopwords="en", show_progress=False, return_ids=False)[0] if w in bm25.vocab_dict]
         scores = bm25.get_scores(words) if words else np.zeros(len(entries))
         allowed = np.isin(sources, q.sources or sources) & (starts < (q.asked_at if q.asked_at is not None else np.inf)) & (scores > 0)
@@ -72,17 +76,28 @@ def main(argv: list[str] | None = None) -> int:
         fused = rrf([[(keys[s], 0.0) for s in dense], [(keys[s], 0.0) for s in lexical]])
         spans = list(keys)
         runs["hybrid"].append([spans[i] for i, _ in fused])
-    print(f"{bench.name}: {len(questions)} questions with evidence (of {len(bench.questions)})")
+    print(f"{bench.name}: {len(questions)} questions with evidence (of {len(bench.questions)}); embedder {embedder.model_id}")
+    categories = [q.category or "-" for q in questions]
     for name, ranked in runs.items():
-        print(f"floor {name:<8}", json.dumps({k: round(v, 3) for k, v in _scores(name, ranked, evidence).items()}))
-    by_id = {q.id: e for q, e in zip(questions, evidence)}
+        _print(f"floor {name}", ranked, evidence, categories)
+    by_id = {q.id: (e, c) for q, e, c in zip(questions, evidence, categories)}
     for path in args.reports:
         data = json.load(open(path, encoding="utf-8"))
-        rows = [(r["detail"]["retrieved"], by_id[r["id"]]) for r in data["questions"] if r["id"] in by_id]
-        ranked = [[(x["source"], x["start"], x["end"]) for x in ret] for ret, _ in rows]
-        print(f"{data['strategy']:<14}", json.dumps({k: round(v, 3) for k, v in _scores(data["strategy"], ranked, [e for _, e in rows]).items()}))
+        rows = [(r["detail"]["retrieved"], *by_id[r["id"]]) for r in data["questions"] if r["id"] in by_id]
+        ranked = [[(x["source"], x["start"], x["end"]) for x in ret] for ret, _, _ in rows]
+        _print(data["strategy"], ranked, [e for _, e, _ in rows], [c for _, _, c in rows])
     store.close()
     return 0
+
+
+def _print(name: str, ranked: list, evidence: list, categories: list[str]) -> None:
+    """One line of scores over all questions, then one per category (a floor must hold in each)."""
+    print(f"{name:<14} {'all':<12}", json.dumps({k: round(v, 3) for k, v in _scores(name, ranked, evidence).items()}))
+    for category in sorted(set(categories)):
+        picked = [i for i, c in enumerate(categories) if c == category]
+        scores = _scores(name, [ranked[i] for i in picked], [evidence[i] for i in picked])
+        print(f"{'':<14} {category[:12]:<12}", json.dumps({k: round(scores[k], 3) for k in ("hit@1", "hit@5", "hit@5~")}),
+              f"n={len(picked)}")
 
 
 if __name__ == "__main__":

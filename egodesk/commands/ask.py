@@ -14,9 +14,6 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from egodesk.perception.llm import LLMError
     from egodesk.pipeline.library import Library
 
-    if not args.question.strip():
-        print("error: the question is empty", file=sys.stderr)
-        return 2
     library = Library()
     try:
         asked_at = parse_iso(args.at) if args.at else None
@@ -30,11 +27,14 @@ def cmd_ask(args: argparse.Namespace) -> int:
     print(answer.text)
     if answer.abstained:
         print("(abstained: the evidence does not support an answer)")
+    if "window" in answer.extra:
+        window = answer.extra["window"]
+        print(f"(searched only {window['label']}: {format_ts(window['start'])} to {format_ts(window['end'])})")
     cited = set(answer.cited)
-    print("\nevidence:")
+    print("\nevidence (cited first, then by relevance; #rank in retrieval):")
     for ev in answer.evidence:
         mark = "*" if ev.unit_id in cited else " "
-        print(f" {mark} [{ev.unit_id}] {format_ts(ev.start)} {ev.source[:24]:<24} {ev.kind:<10} {ev.text[:90]}")
+        print(f" {mark} #{ev.rank:<2} {format_ts(ev.start)} {ev.source[:24]:<24} {ev.kind:<10} {ev.text[:90]}")
     timing = ", ".join(f"{k} {v:.2f}s" for k, v in answer.timings.items())
     print(f"\n{answer.tokens} tokens to the reasoner; {timing}")
     return 0

@@ -68,6 +68,10 @@ class Evidence:
     # The strategy pinpointed this as the moment the question asks about ("the last time I ...", that
     # time and what came right after); when any unit is pinpointed, the answer rests on those alone.
     pinpointed: bool = False
+    rank: int = 0  # 1-based position in the strategy's ranking (0: not ranked)
+    # What the unit's clip showed on screen or said in numbers, when the unit's own text dropped it
+    # (an atomic statement or a record written from a caption): the answerer is shown it too.
+    facts: str = ""
 
     @property
     def moment(self) -> Moment:

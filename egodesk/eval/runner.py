@@ -27,8 +27,8 @@ from egodesk.eval.metrics import QuestionResult, by_category, retrieval_scores, 
 from egodesk.eval.reply_cache import ReplyCache
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.store import Footage, Store, Unit
-from egodesk.reasoning.answerer import answer_question
-from egodesk.retrieval.base import Memory, Query, make_strategy, strategy_class
+from egodesk.pipeline.ask import answer, retrieve
+from egodesk.retrieval.base import Memory, make_strategy, strategy_class
 from egodesk.retrieval.catalog import PARENT_KINDS
 
 
@@ -36,19 +36,27 @@ REPORT_KS = (1, 5, 12)
 SUMMARY_ORDER = ("hit@1", "hit@5", "hit@12", "recall@5", "recall@12", "ndcg@5", "ndcg@12")
 
 
-def default_library_root(bench: Benchmark) -> Path:
-    return platformdirs.user_cache_path(APP_NAME) / "bench-libraries" / f"{bench.name}-{bench.memory_hash()[:16]}"
+def default_library_root(bench: Benchmark, model_id: str | None = None) -> Path:
+    """One cached library per benchmark and text embedder (the default one unless named): vectors of
+    two embedders never meet in one library, and switching back and forth re-embeds nothing."""
+    from egodesk.perception.embedder import DEFAULT_MODEL, MODEL_ID_OF_ROLE
+
+    model = model_id or MODEL_ID_OF_ROLE[DEFAULT_MODEL]
+    return platformdirs.user_cache_path(APP_NAME) / "bench-libraries" / f"{bench.name}-{bench.memory_hash()[:16]}-{model}"
 
 
 def open_library(bench: Benchmark, embedder, settings: Settings, library_dir: Path | None = None,
                  progress: Callable[[Progress], None] | None = None) -> tuple[Store, IndexManager]:
-    """The benchmark's library: imported and parent-child built once, reused after."""
+    """The benchmark's library: imported and parent-child built once, reused after. A library built
+    with another embedder than `embedder` is re-embedded first."""
     from egodesk.memory.parent_child import build_parent_child
+    from egodesk.memory.reembed import reembed
     from egodesk.pipeline.textimport import import_memory_jsonl
 
-    paths = LibraryPaths.at(library_dir or default_library_root(bench)).ensure()
+    paths = LibraryPaths.at(library_dir or default_library_root(bench, embedder.model_id)).ensure()
     store = Store(paths.database)
     indices = IndexManager(store, paths.indices)
+    reembed(store, indices, embedder, progress)
     result = import_memory_jsonl(store, bench.memory_path)
     with store.session() as s:
         built = set(s.scalars(select(Unit.footage_id).where(Unit.kind.in_(PARENT_KINDS)).group_by(Unit.footage_id)))
@@ -114,29 +122,28 @@ def _score_answer(q: BenchQuestion, result: QuestionResult, answer) -> None:
 def run_questions(memory: Memory, questions: list[BenchQuestion], strategy: str, k: int, llm=None, online: bool = True,
                   progress: Callable[[Progress], None] | None = None, done: dict[str, QuestionResult] | None = None,
                   checkpoint: Callable[[list[QuestionResult]], None] | None = None) -> list[QuestionResult]:
-    """Every question through the strategy (and the answerer when `llm` is given). Results in `done`
-    (by question id) are taken as they are; `checkpoint` sees the results so far after each new one."""
-    retriever = make_strategy(strategy, memory)
+    """Every question through the app's own ask path (`pipeline.ask`): retrieval with the strategy, and
+    the answerer when `llm` is given. Results in `done` (by question id) are taken as they are;
+    `checkpoint` sees the results so far after each new one."""
     ks = sorted({*REPORT_KS, k})
+    count_tokens = getattr(llm, "count_tokens", None)
     results = []
     for n, q in enumerate(questions, start=1):
         if done and q.id in done:
             results.append(done[q.id])
             continue
-        query = Query(q.question, q.options, q.asked_at, q.sources, k=max(ks), cutoff=q.asked_at if online else None)
-        started = time.perf_counter()
-        evidence = retriever.retrieve(query)
-        latency = (time.perf_counter() - started) * 1000
-        result = QuestionResult(q.id, q.category, q.unanswerable, latency_ms=latency)
+        found = retrieve(memory, q.question, q.options, q.asked_at, strategy, max(ks), q.sources, online, count_tokens)
+        result = QuestionResult(q.id, q.category, q.unanswerable, latency_ms=found.seconds * 1000)
         if q.evidence:
-            result.retrieval = retrieval_scores(_spans(evidence), [(w.source, w.start, w.end) for w in q.evidence], ks)
+            result.retrieval = retrieval_scores(_spans(found.evidence), [(w.source, w.start, w.end) for w in q.evidence], ks)
         result.detail["retrieved"] = [{"unit": ev.unit_id, "source": ev.source, "start": ev.start, "end": ev.end,
-                                       "score": round(ev.score, 4), "strategy": ev.strategy} for ev in evidence[:k]]
+                                       "score": round(ev.score, 4), "strategy": ev.strategy} for ev in found.evidence[:k]]
+        if found.window is not None:
+            result.detail["window"] = [found.window.label, found.window.start, found.window.end]
         if llm is not None:
             saved = getattr(llm, "saved_seconds", 0.0)
-            answer = answer_question(llm, q.question, evidence[:k], q.options, q.asked_at, memory.settings.answer_context_tokens,
-                                     memory.settings.answer_choice)
-            _score_answer(q, result, answer)
+            found.evidence = found.evidence[:k]
+            _score_answer(q, result, answer(memory, llm, found, q.question, q.options))
             if getattr(llm, "saved_seconds", 0.0) > saved:  # a kept reply: report what answering it cost the model
                 result.answer_ms += (llm.saved_seconds - saved) * 1000
                 result.detail["reply_reused"] = True

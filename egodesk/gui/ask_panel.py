@@ -16,7 +16,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QPlainTextEdit, QPushButton, QScrollArea,
+    QCheckBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QPlainTextEdit, QPushButton, QScrollArea,
     QVBoxLayout, QWidget,
 )
 
@@ -76,6 +76,12 @@ class AskPanel(QWidget):
         self.evidence_title = QLabel(self)
         self.evidence_title.setObjectName("evidence-title")
         self.evidence_title.hide()
+        # Chips lead with the cited moments, then by relevance; this shows them in time order instead.
+        self.time_order = QCheckBox("Time order", self)
+        self.time_order.setObjectName("evidence-time-order")
+        self.time_order.setToolTip("Show the moments in the order they happened instead of cited first, then by relevance")
+        self.time_order.toggled.connect(self._arrange_chips)
+        self.time_order.hide()
         self.chip_box = QWidget(self)
         self.chip_layout = QVBoxLayout(self.chip_box)
         self.chip_layout.setContentsMargins(0, 0, 0, 0)
@@ -114,7 +120,10 @@ class AskPanel(QWidget):
         layout.addWidget(self.message)
         layout.addWidget(self.status)
         layout.addWidget(self.answer_label)
-        layout.addWidget(self.evidence_title)
+        evidence_row = QHBoxLayout()
+        evidence_row.addWidget(self.evidence_title, 1)
+        evidence_row.addWidget(self.time_order)
+        layout.addLayout(evidence_row)
         layout.addWidget(scroll, 1)
         self.inspector_section = Section("Retrieval inspector", self.inspector)
         layout.addWidget(self.inspector_section)
@@ -205,6 +214,7 @@ class AskPanel(QWidget):
         if answer is None:
             self.answer_label.hide()
             self.evidence_title.hide()
+            self.time_order.hide()
             return
         self.answer_label.setProperty("abstained", answer.abstained)
         self.answer_label.style().unpolish(self.answer_label)
@@ -219,11 +229,19 @@ class AskPanel(QWidget):
         self.evidence_title.setText("Moments looked at (none supports an answer)" if answer.abstained
                                     else f"Evidence ({len(answer.evidence)} moments, ★ = cited)")
         self.evidence_title.setVisible(bool(answer.evidence))
+        self.time_order.setVisible(len(answer.evidence) > 1)
         for i, ev in enumerate(answer.evidence):
             chip = EvidenceChip(i, ev, self.thumbnail_for(ev), ev.unit_id in cited, self.chip_box)
             chip.clicked.connect(self.activate)
-            self.chip_layout.insertWidget(self.chip_layout.count() - 1, chip)
             self.chips.append(chip)
+        self._arrange_chips()
+
+    def _arrange_chips(self) -> None:
+        """Lay the chips out in the answer's order (cited first, then by relevance) or in time order."""
+        chips = sorted(self.chips, key=lambda c: (c.evidence.start, c.index)) if self.time_order.isChecked() else self.chips
+        for chip in chips:
+            self.chip_layout.removeWidget(chip)
+            self.chip_layout.insertWidget(self.chip_layout.count() - 1, chip)
 
     def activate(self, index: int) -> None:
         """Select chip `index` and ask the window to play its moment."""

@@ -47,8 +47,9 @@ class EvidenceChip(QFrame):
             thumb.setText(evidence.kind or "text")
             thumb.setProperty("placeholder", True)
         source = html.escape(evidence.source or evidence.kind)
+        ranked = f" · rank {evidence.rank}" if evidence.rank else ""
         header = QLabel(f"{'★ ' if cited else ''}<b>#{index + 1}</b> {fmt_moment(evidence.start)}"
-                        f" <span style='color:gray'>· {fmt_duration(duration)} · {source}</span>", self)
+                        f" <span style='color:gray'>· {fmt_duration(duration)} · {source}{ranked}</span>", self)
         header.setObjectName("chip-header")
         header.setTextFormat(Qt.TextFormat.RichText)
         header.setWordWrap(True)
@@ -112,4 +113,13 @@ class Inspector(QWidget):
             self.tree.resizeColumnToContents(column)
         timings = ", ".join(f"{k} {v:.1f} s" for k, v in answer.timings.items())
         self.summary.setText(f"{len(answer.evidence)} units, {len(answer.cited)} cited, {answer.tokens} prompt tokens"
-                             + (f"; {timings}" if timings else "") + ("" if answer.grounded else "; not grounded in the evidence"))
+                             + (f"; {timings}" if timings else "") + ("" if answer.grounded else "; not grounded in the evidence")
+                             + self._window(answer))
+
+    @staticmethod
+    def _window(answer: Answer) -> str:
+        """The time window the question named, which every strategy searched inside."""
+        window = answer.extra.get("window")
+        if not window:
+            return ""
+        return f"; searched only {window['label']}: {fmt_moment(window['start'])} to {fmt_moment(window['end'])}"

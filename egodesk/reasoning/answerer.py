@@ -86,7 +86,8 @@ def _clock(ev: Evidence) -> str:
 
 
 def _text(ev: Evidence) -> str:
-    return _clean(relative_dates.annotate(ev.text, from_ts(ev.start)))
+    text = _clean(relative_dates.annotate(ev.text, from_ts(ev.start)))
+    return f"{text} [{_clean(ev.facts)}]" if ev.facts else text  # what its clip showed or said (reasoning.facts)
 
 
 def _header(ev: Evidence) -> str:

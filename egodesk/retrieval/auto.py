@@ -1,17 +1,23 @@
-"""`auto`: the combination that measured best (benchmarks/strategy_table.py). Questions with
-temporal intent ("last time", "right after", "yesterday", "usually") or asking when something
-happened go to the time-aware strategy: on epic-dev's repeated-action questions it puts the one right
-occurrence first 95% of the time where hybrid manages 25%, and on LoCoMo's "when did..." questions
-its cue-word coverage beats plain fusion. The rest go to `context` (dense + BM25 over the parents with
-neighbour smoothing), which lifts LoCoMo Hit@5 from hybrid's 0.44 to 0.62 (strict overlap). The
-routing was chosen on LoCoMo's first 500 questions and held on the next 500 (auto 0.668 against
-context 0.656 and timeaware 0.590). Each falls back to what the library has built.
+"""`auto`: the specialised rankings fused with plain fusion, so that no question is sent away from the
+moments that hold its words.
 
-The LLM reranker (Parent-Rerank) is left out: with llm-quality on 2 cores it lifts hybrid's Hit@1 from
-0.270 to 0.475 on epic-dev and from 0.192 to 0.318 on LoCoMo, but judging costs 11 s (epic-dev) and 18 s
-(LoCoMo) a question (p50), about as much as the answer, and this routing still answers as well or better:
-epic-dev accuracy 0.585 against 0.920, LoCoMo Hit@5 0.556 against 0.636 and F1 0.322 against 0.326
-(`egodesk eval BENCH --strategy rerank --k 8 --answer --limit 200` on both benchmarks).
+Routing a question to one strategy by its wording lost on footage nobody tuned for: on a kitchen
+benchmark every "between 17:26:09 and 17:26:29, which ..." question went to `timeaware` (Hit@5 0.66
+against hybrid's 0.76), and "when did I see a cat?" went there too and never reached the clip whose
+caption said "cat". Instead every member that the library can serve ranks the question and the
+rankings are fused by reciprocal rank, per moment: a clip's caption, its transcript and the atomic
+statements cut from it are one moment, so members that rank different units of one clip agree.
+- `hybrid`: dense + BM25 over the sub-chunks, the plain fusion every other ranking must not lose to;
+- `context`: dense + BM25 over whole captions and transcript turns with neighbour smoothing
+  (LoCoMo's turns answer one another);
+- `timeaware`: EgoCITE's rounds over the atomic views, with cue-word coverage and chronological
+  curation for "first/last time", "right after", "usually".
+A moment that `timeaware` pinpointed (a first/last occurrence holding the event's words, and what came
+right after it) stays on top: that is a decision from how well the unit matches the question, not
+from its wording, and it is what puts epic-dev's one right repeat of "take paper" first.
+
+The LLM reranker (Parent-Rerank) is left out: with llm-quality on 2 cores it lifted hybrid's Hit@1
+from 0.270 to 0.475 on epic-dev, but judging cost 11-18 s a question, about as much as the answer.
 """
 
 from __future__ import annotations
@@ -19,28 +25,50 @@ from __future__ import annotations
 from egodesk.core.types import Evidence
 from egodesk.retrieval.base import Query, Strategy, make_strategy, register
 
-FALLBACKS = ("context", "hybrid", "parent", "flat", "timeaware")
+MEMBERS = ("hybrid", "context", "timeaware")
+FUSION_K0 = 20  # a short list: the top ranks of each member should count for more than RRF's usual 60
+POOL_FACTOR = 2  # each member ranks this many times k, so a moment low in one list can still be lifted
 
 
 @register
 class Auto(Strategy):
     name = "auto"
 
-    def choose(self, query: Query) -> str:
-        qa = query.analysis
-        temporal = bool(qa.order or qa.relation or qa.window or qa.habit or qa.asks_when)
-        order = ("timeaware", *FALLBACKS) if temporal else FALLBACKS
-        for name in order:
-            if make_strategy(name, self.memory).available():
-                return name
-        return FALLBACKS[0]
+    def members(self) -> list[Strategy]:
+        return [s for s in (make_strategy(name, self.memory) for name in MEMBERS) if s.available()]
 
     def available(self) -> bool:
-        return any(make_strategy(n, self.memory).available() for n in FALLBACKS)
+        return bool(self.members())
 
     def retrieve(self, query: Query) -> list[Evidence]:
-        chosen = self.choose(query)
-        evidence = make_strategy(chosen, self.memory).retrieve(query)
-        for ev in evidence:
-            ev.strategy = f"auto:{chosen}"
-        return evidence
+        catalog = self.memory.catalog()
+        pool = Query(query.question, query.options, query.asked_at, query.sources, POOL_FACTOR * query.k, query.cutoff,
+                     query.days, _analysis=query.analysis)
+        ranks: dict[int, dict[str, int]] = {}  # moment -> member -> its best rank there
+        best: dict[int, tuple[int, int, Evidence]] = {}  # moment -> (rank, member order, the unit shown for it)
+        pinned: list[int] = []
+        for order, member in enumerate(self.members()):
+            for rank, ev in enumerate(member.retrieve(pool), start=1):
+                moment = self._moment(catalog, ev)
+                ranks.setdefault(moment, {}).setdefault(member.name, rank)
+                if ev.pinpointed and moment not in pinned:
+                    pinned.append(moment)
+                    best[moment] = (0, order, ev)  # the unit that was pinpointed is the one shown
+                elif moment not in best or (rank, order) < best[moment][:2]:
+                    best[moment] = (rank, order, ev)
+        fused = {m: sum(1.0 / (FUSION_K0 + r) for r in member_ranks.values()) for m, member_ranks in ranks.items()}
+        ordered = pinned + sorted((m for m in fused if m not in pinned), key=lambda m: (-fused[m], best[m][0], m))
+        out = []
+        for moment in ordered[: query.k]:
+            ev = best[moment][2]
+            ev.ranks = {**ev.ranks, **ranks[moment]}
+            ev.score, ev.strategy = fused[moment], f"auto:{ev.strategy}"
+            out.append(ev)
+        return out
+
+    @staticmethod
+    def _moment(catalog, ev: Evidence) -> int:
+        """The clip a unit belongs to (captions, transcripts and statements of one clip are one moment);
+        a unit without a clip is its own moment."""
+        row = catalog.row(ev.unit_id)
+        return int(catalog.clip[row]) if row is not None and catalog.clip[row] >= 0 else -ev.unit_id

@@ -19,7 +19,7 @@ from egodesk.memory.indices import IndexManager
 from egodesk.memory.store import Store
 from egodesk.retrieval.catalog import Catalog, CatalogCache
 from egodesk.retrieval.lexical import LexicalCache, LexicalIndex
-from egodesk.retrieval.question import QuestionAnalysis, analyze
+from egodesk.retrieval.question import QuestionAnalysis, TimeWindow, analyze
 
 _EMBED_CACHE = 256
 BROAD_FILTER = 20_000  # allowed units above which a dense search filters after the fact
@@ -29,7 +29,8 @@ OVERSAMPLE = 4
 @dataclass
 class Query:
     """A question to retrieve for. `cutoff`: memory starting at or after it is not used (the online
-    setting); `sources`: footage titles or ids to search (None = the whole library)."""
+    setting); `sources`: footage titles or ids to search (None = the whole library); `days`: the
+    library's days of footage (`Memory.days`), against which "day 2" or a bare clock time resolve."""
 
     question: str
     options: list[str] | None = None
@@ -37,6 +38,8 @@ class Query:
     sources: Sequence[str | int] | None = None
     k: int = 12
     cutoff: float | None = None
+    days: Sequence[tuple[float, float]] = ()
+    windowed: bool = True  # False: ignore the time window the question names (the plain floors do)
     _analysis: QuestionAnalysis | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -47,8 +50,13 @@ class Query:
     @property
     def analysis(self) -> QuestionAnalysis:
         if self._analysis is None:
-            self._analysis = analyze(self.question, self.asked_at)
+            self._analysis = analyze(self.question, self.asked_at, self.days)
         return self._analysis
+
+    @property
+    def window(self) -> TimeWindow | None:
+        """The time window the question names: every strategy searches only inside it."""
+        return self.analysis.window if self.windowed else None
 
 
 class Memory:
@@ -74,7 +82,7 @@ class Memory:
     def embed(self, text: str) -> np.ndarray:
         vector = self._vectors.get(text)
         if vector is None:
-            vector = self._vectors[text] = self.embedder.embed([text])[0]
+            vector = self._vectors[text] = self.embedder.embed_queries([text])[0]
             if len(self._vectors) > _EMBED_CACHE:
                 self._vectors.popitem(last=False)
         return vector
@@ -86,6 +94,10 @@ class Memory:
         if hit is None or hit[0] != stamp:
             hit = self._objects[key] = (stamp, build())
         return hit[1]
+
+    def days(self) -> list[tuple[float, float]]:
+        """(first start, last end) of the units of each calendar day, in time order."""
+        return self.cached("days", lambda: _days(self.catalog()))
 
     def has(self, space: str) -> bool:
         return self.indices.count(space) > 0
@@ -114,10 +126,26 @@ class Memory:
 
     def scope(self, query: Query, kinds: Sequence[str] | None = None, views: Sequence[str] | None = None,
               before: float | None = None) -> np.ndarray:
-        """The rows a query may use: its sources, its cutoff (or `before`), the given kinds/views."""
+        """The rows a query may use: its sources, its cutoff (or `before`), the time window it names,
+        the given kinds/views."""
         catalog = self.catalog()
         cutoff = before if before is not None else query.cutoff
-        return catalog.mask(kinds=kinds, views=views, footage=catalog.footage_ids(query.sources), before=cutoff)
+        keep = catalog.mask(kinds=kinds, views=views, footage=catalog.footage_ids(query.sources), before=cutoff)
+        window = query.window
+        if window is not None:
+            keep &= (catalog.start < window.end) & (catalog.end >= window.start)
+        return keep
+
+
+def _days(catalog: Catalog) -> list[tuple[float, float]]:
+    if not len(catalog):
+        return []
+    day = np.floor(catalog.start / 86400.0)
+    out = []
+    for value in np.unique(day):
+        same = day == value
+        out.append((float(catalog.start[same].min()), float(catalog.end[same].max())))
+    return out
 
 
 class Strategy:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -160,7 +161,11 @@ _YEAR = re.compile(r"\bin\s+(\d{4})\b")
 _WEEKDAY = re.compile(r"\b(last\s+|this\s+|on\s+)?(" + "|".join(WEEKDAYS) + r")\b")
 _RELDAY = re.compile(r"\b(yesterday|today|tonight|this\s+(?:morning|afternoon|evening)|earlier\s+today|last\s+night|the\s+day\s+before\s+yesterday)\b")
 _PERIOD = re.compile(r"\b(last|this|past)\s+(week|weekend|month|year)\b")
-_DAYPART = re.compile(r"\b(before|after|during|at|in\s+the|this)?\s*(" + "|".join(sorted(DAY_PARTS, key=len, reverse=True)) + r")\b")
+_DAYPART = re.compile(r"\b(before|after|during|at|around|about|in\s+the|this)?\s*(" + "|".join(sorted(DAY_PARTS, key=len, reverse=True)) + r")\b")
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "last": -1}
+# "day 2", "on day two", "the second day", "the last day": days of the library's own footage, in order.
+_DAY_N = re.compile(r"\b(?:on\s+)?(?:day\s+(\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten)\b|the\s+("
+                    + "|".join(_ORDINALS) + r")\s+day\b(?!\s+of\b))")
 _SCAFFOLD = re.compile(r"^\s*(?:when|what|where|who|which|how|why)\b(?:\s+(?:was|were|did|do|does|is|are|have|had|has))?(?:\s+(?:i|we))?\s*", re.I)
 _DID_THIS = re.compile(r"\b(?:i|we)\s+did\s+(?:this|that)\s*:?\s*", re.I)
 
@@ -215,11 +220,18 @@ class _Finder:
         return " ".join("".join(out).split())
 
 
-def _resolve_window(f: _Finder, now: datetime) -> TimeWindow | None:
-    """The time window the question's phrases name, relative to `now` (the moment it is asked)."""
+def _resolve_window(f: _Finder, now: datetime, days: Sequence[tuple[float, float]]) -> TimeWindow | None:
+    """The time window the question's phrases name, relative to `now` (the moment it is asked) and to
+    `days`, the library's days of footage: (first start, last end) per calendar day, in time order."""
     day: datetime | None = None
     label = ""
-    if m := f.search(_ISO):
+    if (m := f.search(_DAY_N)) and days:
+        n = _number(m[1]) if m[1] else _ORDINALS[m[2]]
+        if -len(days) <= (n - 1 if n > 0 else n) < len(days):
+            day, label = _day_start(from_ts(days[n - 1 if n > 0 else n][0])), m[0].strip()
+        else:  # a day the library does not have: an empty window says so instead of another day's answer
+            return TimeWindow(to_ts(now), to_ts(now), m[0].strip())
+    elif m := f.search(_ISO):
         day = datetime(int(m[1]), int(m[2]), int(m[3]))
         if m[4]:
             at = day + timedelta(hours=int(m[4]), minutes=int(m[5]))
@@ -290,7 +302,22 @@ def _resolve_window(f: _Finder, now: datetime) -> TimeWindow | None:
     elif m := f.search(_YEAR):
         year = int(m[1])
         return TimeWindow(to_ts(datetime(year, 1, 1)), to_ts(datetime(year + 1, 1, 1)), m[0])
-    return _within_day(f, day or _day_start(now), label, explicit_day=day is not None)
+    if day is not None:
+        return _within_day(f, day, label, explicit_day=True)
+    window = _within_day(f, _day_start(now), label, explicit_day=False)
+    return _latest_footage_day(window, now, days) if window is not None else None
+
+
+def _latest_footage_day(window: TimeWindow, now: datetime, days: Sequence[tuple[float, float]]) -> TimeWindow:
+    """A time of day named without a day ("between 17:26 and 17:27", "around noon") means the latest
+    day up to the question on which the library has footage at that time (today when none has)."""
+    for first, last in reversed(days):
+        shift = to_ts(_day_start(from_ts(first))) - to_ts(_day_start(now))
+        if shift > 0 or window.start + shift >= to_ts(now):
+            continue
+        if first < window.end + shift and window.start + shift <= last:
+            return TimeWindow(window.start + shift, window.end + shift, window.label)
+    return window
 
 
 def _within_day(f: _Finder, day: datetime, label: str, explicit_day: bool) -> TimeWindow | None:
@@ -345,14 +372,15 @@ def _cues(focus: str, people: list[str]) -> tuple[list[str], list[str]]:
     return actions, objects
 
 
-def analyze(question: str, asked_at: float | None = None) -> QuestionAnalysis:
-    """Temporal intent, time window (relative to `asked_at`, clipped to it) and cues of a question."""
+def analyze(question: str, asked_at: float | None = None, days: Sequence[tuple[float, float]] = ()) -> QuestionAnalysis:
+    """Temporal intent, time window (relative to `asked_at`, clipped to it, and to the library's `days`
+    of footage, see `_resolve_window`) and cues of a question."""
     text = " ".join(question.split())
     f = _Finder(text.lower())
     out = QuestionAnalysis(text=text, people=_people(text))
     out.asks_when = bool(re.match(r"\s*(when|what\s+time|what\s+day|what\s+date|at\s+what\s+time|how\s+long\s+ago)\b", f.text))
     now = from_ts(asked_at) if asked_at is not None else datetime.now().replace(microsecond=0)
-    out.window = _resolve_window(f, now)
+    out.window = _resolve_window(f, now, days)
     if out.window is not None and asked_at is not None and out.window.end > asked_at:
         out.window = TimeWindow(out.window.start, max(asked_at, out.window.start), out.window.label)
     if f.search(_ORDER_LAST):

@@ -11,10 +11,10 @@ its first occurrence and date every member by it. The members holding more of th
 come first (a consolidated entry gathers interactions whose object and action fields are alike: what
 sets one apart is often only in its words, such as the line said), and among equals the entries take
 turns, each entry's members ranked by the same score over their own object and action (the latest
-first on a tie). A time window ("before lunch", "yesterday") keeps the members inside it first when
-any are. "First time" / "last time" select the earliest / latest matching interaction among the top
-entries' members (the one holding most of the event's words), and "right after" / "right before" add
-the interaction recorded next to it; that moment is pinpointed, so the answerer reads it alone.
+first on a tie). A time window ("before lunch", "yesterday") keeps only the members inside it.
+"First time" / "last time" select the earliest / latest matching interaction among the top entries'
+members (the one holding most of the event's words), and "right after" / "right before" add the
+interaction recorded next to it; that moment is pinpointed, so the answerer reads it alone.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class Records(Strategy):
                                                                      "importance": importance[row]})
                    for row, score in scored[: max(settings.records_top_k, query.k)]]
         cues = cue_words(qa.focus or query.question)
-        members = self._in_window_first(query, self._ranked_members(entries, cutoff, cues, object_vector, action_vector))
+        members = self._in_window(query, self._ranked_members(entries, cutoff, cues, object_vector, action_vector))
         if qa.order in ("first", "last"):
             head = entries[: settings.records_top_k]
             occurrence = self._occurrence(query, head, cutoff)
@@ -76,12 +76,10 @@ class Records(Strategy):
         return w.records_w_object * cos_object + w.records_w_action * cos_action + w.records_w_importance * importance
 
     @staticmethod
-    def _in_window_first(query: Query, members: list[tuple[Evidence, int]]) -> list[tuple[Evidence, int]]:
-        window = query.analysis.window
-        if window is None:
-            return members
-        inside = [window.contains(ev.start, ev.end) for ev, _ in members]
-        return [m for m, i in zip(members, inside) if i] + [m for m, i in zip(members, inside) if not i]
+    def _in_window(query: Query, members: list[tuple[Evidence, int]]) -> list[tuple[Evidence, int]]:
+        """An entry overlapping the question's window may hold members outside it: those are dropped."""
+        window = query.window
+        return members if window is None else [m for m in members if window.contains(m[0].start, m[0].end)]
 
     def _members(self, entry: Evidence, cutoff: float) -> list[dict]:
         """The entry's member interactions that began before the cutoff, in time order (a bare

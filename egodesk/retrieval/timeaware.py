@@ -3,10 +3,8 @@ into an evidence pool, then chronological curation by the question's temporal in
 
 Views: the four atomic memory views (action, utterance, activity, conversation) when they are built,
 else captions and transcripts. Rounds (at most `timeaware_rounds`):
-  1. the question with its options, over every view, dense and BM25, globally and inside the time
-     window the question implies ("yesterday afternoon", "before lunch");
-  2. a drafted query, the question's event without scaffolding ("take paper"), over the same views,
-     inside the window when there is one;
+  1. the question with its options, over every view, dense and BM25;
+  2. a drafted query, the question's event without scaffolding ("take paper"), over the same views;
   3. for "first/last time", the drafted query inside a window drafted from the pool: after the latest
      occurrence found so far (before the earliest), equal scores broken by recency (earliness), so
      the newest of a thousand identical "I take paper." is found; for "what next/before", the
@@ -18,6 +16,9 @@ the event's words and is a first or last occurrence, it (with the unit right aft
 for "what next") is pinpointed: the answerer reads only that moment. Handed all k units in time
 order, a 1.5B model loses the one occurrence among the repeats, and handed the next two units it
 often names the second.
+
+The time window a question names ("yesterday afternoon", "between 17:26 and 17:27") is EgoCITE's time
+relevance taken strictly: `Memory.scope` keeps every round inside it, as it does for every strategy.
 """
 
 from __future__ import annotations
@@ -27,11 +28,10 @@ import numpy as np
 from egodesk.core.types import Evidence
 from egodesk.retrieval.base import Memory, Query, Strategy, register
 from egodesk.retrieval.catalog import PARENT_KINDS, Catalog
-from egodesk.retrieval.question import MIN_COVERAGE, QuestionAnalysis, TimeWindow, cue_coverage, cue_words
+from egodesk.retrieval.question import MIN_COVERAGE, QuestionAnalysis, cue_coverage, cue_words
 
 ATOMIC_VIEWS = ("action", "utterance", "activity", "conversation")
 POOL_PER_VIEW = 36
-MIN_DECAY_S = 3600.0  # time relevance falls by 1/e per this much (or per window length) outside the window
 MATCH_MARGIN = 0.05  # semantic matches: within this of the best, when no unit holds half the cue words
 NEIGHBOURS = 2  # units right after (before) the chosen occurrence ranked at the top for "what next"
 PINPOINTED_NEIGHBOURS = 1  # of those, the one "right after" names: the answer reads it and the occurrence
@@ -41,15 +41,6 @@ def views(memory: Memory) -> list[tuple[str, str, str | None]]:
     """(space, kind, view) triples to search: the atomic views if built, else captions/transcripts."""
     atomic = [(f"atomic-{v}", "atomic", v) for v in ATOMIC_VIEWS if memory.has(f"atomic-{v}")]
     return atomic or [(kind, kind, None) for kind in PARENT_KINDS if memory.has(kind)]
-
-
-def time_relevance(window: TimeWindow | None, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """1 inside the window; outside, exp(-distance / max(window length, 1 h))."""
-    if window is None:
-        return np.ones(len(start))
-    scale = max(window.end - window.start, MIN_DECAY_S)
-    distance = np.where(end < window.start, window.start - end, np.where(start >= window.end, start - window.end, 0.0))
-    return np.exp(-np.maximum(distance, 0.0) / scale)
 
 
 def coverage(catalog: Catalog, rows: np.ndarray, cues: frozenset[str]) -> np.ndarray:
@@ -81,14 +72,12 @@ class TimeAware(Strategy):
         searched = views(memory)
         kinds = sorted({kind for _, kind, _ in searched})
         scope = memory.scope(query, kinds, [v for _, _, v in searched if v] or None)
-        in_window = scope & (catalog.start < qa.window.end) & (catalog.end >= qa.window.start) if qa.window else None
         drafted = qa.anchor or qa.focus or query.question
         cues = cue_words(drafted)
         rounds = memory.settings.timeaware_rounds
-        # Round 1: the question and its options, everywhere and inside the window it names.
-        pool = self._search(query.text, scope, searched) | (self._search(query.text, in_window, searched) if in_window is not None else set())
-        if rounds >= 2:  # round 2: the drafted query (the event itself), likewise
-            pool |= self._search(drafted, scope if in_window is None else in_window, searched)
+        pool = self._search(query.text, scope, searched)  # round 1: the question and its options
+        if rounds >= 2:  # round 2: the drafted query (the event itself)
+            pool |= self._search(drafted, scope, searched)
         if rounds >= 3 and qa.order and pool:
             # Round 3: a window drafted from the pool: after the latest occurrence found so far ("last
             # time"), before the earliest ("first time"), where a newer/older one may still hide.
@@ -105,7 +94,7 @@ class TimeAware(Strategy):
             return []
         semantic = self._semantic(query, drafted, rows, searched)
         cover = coverage(catalog, rows, cues)
-        relevance = (semantic + 0.3 * cover) * time_relevance(qa.window, catalog.start[rows], catalog.end[rows])
+        relevance = semantic + 0.3 * cover
         ranked, pinpointed = self._curate(query, qa, rows, relevance, cover, semantic, kinds, rounds)
         out = []
         for position, (row, score) in enumerate(ranked[: query.k], start=1):

@@ -121,11 +121,23 @@ def test_timeaware_window_prefers_the_named_day(memory):
     assert ts(DAY1, -9 * 3600) <= found[0].start < ts(DAY2, -9 * 3600)
 
 
-def test_auto_sends_temporal_questions_to_timeaware_and_others_to_context(memory):
+def test_auto_keeps_the_pinpointed_moment_first_and_fuses_the_rest(memory):
     auto = make_strategy("auto", memory)
     temporal = auto.retrieve(Query("When did I last take milk?", asked_at=ts(DAY2), k=3))
+    assert temporal[0].strategy == "auto:timeaware" and temporal[0].pinpointed and temporal[0].text == "I take milk."
     plain = auto.retrieve(Query("What did Caroline paint inside the bowl?", k=3))
-    assert temporal[0].strategy == "auto:timeaware" and plain[0].strategy == "auto:context"
+    assert not any(ev.pinpointed for ev in plain) and "fish painted inside" in plain[0].text
+    assert {"hybrid", "context", "timeaware"} & set(plain[0].ranks)
+
+
+@pytest.mark.parametrize("question", ["When did I hear about the animal shelter?", "When did I see a fish?",
+                                      "When did I open the fridge?", "Where was the newspaper?"])
+def test_auto_never_drops_what_plain_fusion_ranks_first(memory, question):
+    """The moments holding the question's words (hybrid's dense + BM25 top) stay in auto's top 3,
+    whatever the question's wording sends the specialised members after."""
+    query = Query(question, asked_at=ts(DAY2, 3600), k=5)
+    top = make_strategy("hybrid", memory).retrieve(query)[0]
+    assert top.unit_id in [ev.unit_id for ev in make_strategy("auto", memory).retrieve(query)[:3]]
 
 
 def test_neighbours_follow_time_order_within_each_footage(memory):
@@ -185,8 +197,8 @@ def _index_entries(session, indices, embedder, entries: list[Unit]) -> list[int]
     session.add_all(entries)
     session.flush()
     ids = [u.id for u in entries]
-    indices.add("record-object", ids, embedder.embed([u.meta["object"] for u in entries]), embedder.model_id, session=session)
-    indices.add("record-action", ids, embedder.embed([u.meta["action"] for u in entries]), embedder.model_id, session=session)
+    indices.add("record-object", ids, embedder.embed_documents([u.meta["object"] for u in entries]), embedder.model_id, session=session)
+    indices.add("record-action", ids, embedder.embed_documents([u.meta["action"] for u in entries]), embedder.model_id, session=session)
     return ids
 
 
@@ -223,11 +235,11 @@ def test_records_scores_object_action_and_importance_before_the_question(memory,
     assert found[0].score == pytest.approx(w.records_w_object * s["object"] + w.records_w_action * s["action"] + w.records_w_importance * 0.9)
 
 
-def test_records_a_time_window_keeps_what_lies_inside_it_first(memory, entries):
+def test_records_a_time_window_keeps_only_what_lies_inside_it(memory, entries):
     """Without the window the 0.9-importance coffee of the day before leads (see the test above)."""
     today = make_strategy("records", memory).retrieve(Query("What did I drink today?", asked_at=ts(DAY2, 3 * 3600), k=5))
-    assert {ev.start for ev in today[:3]} == {ts(DAY2, 0), ts(DAY2, 60), ts(DAY2, 7200)}
-    assert today[0].text == "I drink coffee" and today[3].start < ts(DAY2, 0)
+    assert {ev.start for ev in today} == {ts(DAY2, 0), ts(DAY2, 60), ts(DAY2, 7200)}
+    assert today[0].text == "I drink coffee"
 
 
 def test_records_last_time_keeps_the_latest_first(memory, entries):
@@ -352,14 +364,14 @@ def test_carve_rescores_visual_candidates_by_their_stored_text_vectors(memory, b
         s.flush()
         stored, unstored = frames[0].id, frames[1].id
     # A stored vector deliberately unlike its text: rescoring must read it, not embed the text again.
-    indices.add(TEXT_SPACE, [stored], embedder.embed(["a red bicycle"]), embedder.model_id)
+    indices.add(TEXT_SPACE, [stored], embedder.embed_documents(["a red bicycle"]), embedder.model_id)
     try:
         memory._catalogs._checked = -1e9
         catalog = memory.catalog()
         rows = catalog.rows([stored, unstored]).tolist()
         got = make_strategy("carve", memory).text_vectors(rows)
-        np.testing.assert_allclose(got[0], embedder.embed(["a red bicycle"])[0], atol=1e-6)
-        np.testing.assert_allclose(got[1], embedder.embed(["bicycle"])[0], atol=1e-6)  # none stored: embedded now
+        np.testing.assert_allclose(got[0], embedder.embed_documents(["a red bicycle"])[0], atol=1e-6)
+        np.testing.assert_allclose(got[1], embedder.embed_documents(["bicycle"])[0], atol=1e-6)  # none stored: embedded now
     finally:
         indices.remove_units([stored])
         with store.session() as s:
@@ -376,7 +388,7 @@ def test_timeaware_finds_the_latest_of_many_identical_occurrences(memory, built,
         s.add_all(units)
         s.flush()
         ids = [u.id for u in units]
-        indices.add("caption", ids, np.repeat(embedder.embed(["I take paper."]), len(ids), axis=0), embedder.model_id, session=s)
+        indices.add("caption", ids, np.repeat(embedder.embed_documents(["I take paper."]), len(ids), axis=0), embedder.model_id, session=s)
     try:
         memory._catalogs._checked = -1e9
         asked = ts(DAY2, 3600)

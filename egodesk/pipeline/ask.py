@@ -1,0 +1,172 @@
+"""The one ask path: the app, `egodesk ask` and `egodesk eval` answer a question through here, so the
+benchmarks measure what ships.
+
+question -> checked and shortened -> analysed against the library's days (its time window) ->
+retrieved by a strategy (every strategy searches inside the window) -> answered from the evidence ->
+evidence ordered for people (cited first, then by relevance, each with its rank) with offsets into
+its footage file for the player.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+
+from egodesk.core.timeutil import from_ts, to_ts
+from egodesk.core.types import ABSTENTION, Answer, Evidence
+from egodesk.memory.store import Footage
+from egodesk.reasoning.answerer import answer_question
+from egodesk.reasoning.facts import attach_facts
+from egodesk.retrieval.base import Memory, Query, make_strategy
+from egodesk.retrieval.question import TimeWindow
+
+# A longer question (a pasted text, say) is cut to its start and its end, where the actual question
+# usually is: retrieval reads about what the embedder would (256 word pieces), and the prompt stays
+# inside the model's context next to the evidence budget (1,500 tokens by default, of 4,096). The
+# answerer's own cap (head only) is longer, so it leaves the end in place.
+QUESTION_CHARS = 800
+QUESTION_TOKENS = 300
+# A date or time already in an answer: "7 May 2023", "10:42", "yesterday", "Tuesday", "in the morning".
+_SAYS_WHEN = re.compile(r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)[a-z]*\b|"
+                        r"\b(?:yesterday|today|morning|afternoon|evening|night|noon|week|month|year)\b", re.I)
+
+
+def check_question(question: str) -> str:
+    """The question on one line; a clear error when there is none (before any model is loaded)."""
+    text = " ".join((question or "").split())
+    if not text:
+        raise ValueError("the question is empty")
+    return text
+
+
+def shorten(question: str, count_tokens) -> str:
+    """The question on one line, cut to QUESTION_CHARS characters and QUESTION_TOKENS tokens."""
+    text = " ".join(question.split())
+    limit = min(len(text), QUESTION_CHARS)
+    while True:
+        head = limit * 2 // 3
+        cut = text if limit >= len(text) else f"{text[:head]} … {text[len(text) - max(0, limit - head - 3):]}"
+        tokens = count_tokens(cut)
+        if tokens <= QUESTION_TOKENS or limit <= 16:
+            return cut
+        limit = limit * QUESTION_TOKENS * 9 // (tokens * 10)  # CJK text runs about a token a character
+
+
+def _rough_tokens(text: str) -> int:
+    """Without a model at hand (retrieval-only runs): about a token per 3 characters, erring long."""
+    return len(text) // 3 + 1
+
+
+@dataclass
+class Retrieval:
+    """What a strategy found for a question: the evidence best first, each with its 1-based rank."""
+
+    question: str  # as retrieval and the answerer read it (shortened when it was long)
+    query: Query
+    evidence: list[Evidence]
+    seconds: float
+
+    @property
+    def window(self) -> TimeWindow | None:
+        return self.query.window
+
+
+def retrieve(memory: Memory, question: str, options: list[str] | None = None, asked_at: float | None = None,
+             strategy: str = "auto", k: int = 12, sources=None, online: bool = True, count_tokens=None) -> Retrieval:
+    """Rank the library's memory for a question. `asked_at` defaults to now; with `online`, memory from
+    after it is not used."""
+    asked_at = to_ts(datetime.now()) if asked_at is None else asked_at  # wall-clock seconds, as stored
+    short = shorten(check_question(question), count_tokens or _rough_tokens)
+    query = Query(short, options, asked_at, sources, k, cutoff=asked_at if online else None, days=memory.days())
+    started = time.perf_counter()
+    evidence = make_strategy(strategy, memory).retrieve(query)
+    for rank, ev in enumerate(evidence, start=1):
+        ev.rank = rank
+    return Retrieval(short, query, evidence, time.perf_counter() - started)
+
+
+def answer(memory: Memory, llm, found: Retrieval, question: str, options: list[str] | None = None) -> Answer:
+    """Answer from what was found; a question whose time window holds no footage is told so."""
+    query = found.query
+    if query.window is not None and not memory.scope(query).any():
+        out = Answer(question, f"{ABSTENTION} You have no footage from {describe(query.window)}.", [], abstained=True,
+                     grounded=False)
+    else:
+        evidence = attach_facts(memory.catalog(), found.evidence)
+        out = answer_question(llm, found.question, evidence, options, query.asked_at, memory.settings.answer_context_tokens,
+                              memory.settings.answer_choice)
+        out.evidence = people_order(out, evidence)
+        if query.analysis.asks_when and not out.abstained and not options:
+            out.text = with_when(out)
+    out.question = question
+    if found.question != " ".join(question.split()):
+        out.extra["question_shortened"] = found.question
+    if query.window is not None:
+        out.extra["window"] = {"label": query.window.label, "start": query.window.start, "end": query.window.end}
+    out.timings["retrieval_s"] = found.seconds
+    return out
+
+
+def ask(memory: Memory, llm, question: str, options: list[str] | None = None, asked_at: float | None = None,
+        strategy: str = "auto", k: int = 12, sources=None) -> Answer:
+    """Answer `question` from the library. Pass a long-lived `memory` (the app does) to keep its caches
+    between questions. Evidence carries offsets into its footage file so a player can seek to it."""
+    found = retrieve(memory, question, options, asked_at, strategy, k, sources, count_tokens=llm.count_tokens)
+    out = answer(memory, llm, found, question, options)
+    out.extra["strategy"] = strategy
+    set_offsets(memory, out.evidence)
+    return out
+
+
+def people_order(answer: Answer, retrieved: list[Evidence]) -> list[Evidence]:
+    """The evidence as a person should meet it: the moments the answer cites (in the order it cites
+    them), then the pinpointed ones, then the rest by relevance (retrieval rank). What the answerer was
+    shown comes before what it was not."""
+    shown = {ev.unit_id for ev in answer.evidence}
+    cited = {unit: n for n, unit in enumerate(answer.cited)}
+    return sorted(retrieved, key=lambda ev: (ev.unit_id not in cited, cited.get(ev.unit_id, 0), not ev.pinpointed,
+                                             ev.unit_id not in shown, ev.rank or len(retrieved) + 1))
+
+
+def with_when(answer: Answer) -> str:
+    """A "when did I ..." answer names the day and time of the moment it cites, if it does not already."""
+    if _SAYS_WHEN.search(answer.text) or not answer.evidence:
+        return answer.text
+    moment = from_ts(answer.evidence[0].start)
+    return f"{answer.text.rstrip('. ')}, on {moment:%a} {moment.day} {moment:%B %Y} at {moment:%H:%M}"
+
+
+def describe(window: TimeWindow) -> str:
+    """A window as a person reads it: its phrase and the span it stands for ("yesterday (Tue 17 Nov
+    2026)", "between 9:03 and 9:04 (Wed 18 Nov 2026, 09:03-09:04)")."""
+    start, end = from_ts(window.start), from_ts(window.end)
+
+    def day(moment: datetime) -> str:
+        return f"{moment:%a} {moment.day} {moment:%b %Y}"
+
+    midnight = datetime.min.time()
+    if start.time() == midnight and end.time() == midnight and end > start:
+        last = from_ts(window.end - 1)
+        span = day(start) if last.date() == start.date() else f"{day(start)} to {day(last)}"
+    elif start.date() == end.date():
+        span = f"{day(start)}, {start:%H:%M}-{end:%H:%M}"
+    else:
+        span = f"{day(start)} {start:%H:%M} to {day(end)} {end:%H:%M}"
+    return f"{window.label} ({span})" if window.label else span
+
+
+def set_offsets(memory: Memory, evidence: list[Evidence]) -> None:
+    """Seconds into the footage file, for the player to seek to."""
+    starts = memory.cached("footage-starts", lambda: _footage_starts(memory))
+    for ev in evidence:
+        if ev.footage_id in starts:
+            ev.offset = ev.start - starts[ev.footage_id]
+
+
+def _footage_starts(memory: Memory) -> dict[int, float]:
+    with memory.store.session() as s:
+        return dict(s.execute(select(Footage.id, Footage.start_ts)).all())

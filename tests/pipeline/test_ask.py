@@ -1,0 +1,102 @@
+"""The one ask path (`pipeline.ask`): what the app, `egodesk ask` and `egodesk eval` all go through."""
+
+from datetime import datetime
+
+import pytest
+
+from egodesk.core.settings import Settings
+from egodesk.core.timeutil import from_ts
+from egodesk.core.types import ABSTENTION, Answer, Evidence
+from egodesk.eval.benchmark import BenchQuestion
+from egodesk.eval.runner import run_questions
+from egodesk.pipeline.ask import ask, check_question, describe, people_order, retrieve, with_when
+from egodesk.retrieval.base import Memory
+from egodesk.retrieval.question import TimeWindow
+from tests.reasoning.test_answerer import ScriptedLLM
+from tests.retrieval.conftest import DAY1, DAY2, built, ts  # noqa: F401  (a fixture)
+
+
+@pytest.fixture
+def memory(built, embedder):  # noqa: F811
+    store, indices = built
+    return Memory(store, indices, embedder, settings=Settings())
+
+
+def test_ask_retrieves_then_answers_with_cited_evidence(memory):
+    llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "The latest take paper before the question.",
+                       "answer": "From 09:00:50 to 09:00:55"})
+    answer = ask(memory, llm, "When was the last time I did this: take paper?",
+                 options=["From 09:00:00 to 09:00:05", "From 09:00:50 to 09:00:55"], asked_at=ts(DAY1, 100), k=4, sources=["kitchen"])
+    assert answer.option_index == 1 and answer.grounded and answer.cited
+    assert all(ev.start < ts(DAY1, 100) for ev in answer.evidence)
+    assert "retrieval_s" in answer.timings and answer.extra["strategy"] == "auto"
+    assert all(ev.offset is not None for ev in answer.evidence)
+    messages = llm.sent[0][0]
+    assert "I take paper." in messages[1]["content"] and "Asked at: Wed 13 March 2024 09:01:40" in messages[1]["content"]
+
+
+def test_ask_abstains_when_the_model_finds_nothing(memory):
+    llm = ScriptedLLM({"evidence": [], "reasoning": "Nothing about a parrot.", "answer": "NOT_FOUND"})
+    answer = ask(memory, llm, "What is the name of Melanie's parrot?", strategy="hybrid", k=3)
+    assert answer.abstained and answer.text == ABSTENTION
+
+
+@pytest.mark.parametrize("question", ["", "   ", "\n\t"])
+def test_an_empty_question_is_refused_once_for_every_caller(question):
+    with pytest.raises(ValueError, match="the question is empty"):
+        check_question(question)
+
+
+def test_every_strategy_searches_only_inside_the_window_the_question_names(memory):
+    asked = ts(DAY2, 3 * 3600)
+    for strategy in ("flat", "hybrid", "context", "timeaware", "auto", "carve"):
+        found = retrieve(memory, "What did I take yesterday?", asked_at=asked, strategy=strategy, k=5)
+        assert found.window is not None and found.window.label == "yesterday"
+        assert found.evidence and all(found.window.start <= ev.start < found.window.end for ev in found.evidence), strategy
+
+
+def test_a_window_without_footage_says_so_instead_of_answering_from_elsewhere(memory):
+    llm = ScriptedLLM()  # never asked
+    answer = ask(memory, llm, "What did I take at 3 pm?", asked_at=ts(DAY2, 8 * 3600))
+    assert answer.abstained and not answer.evidence and not llm.sent
+    assert answer.text.startswith(ABSTENTION) and "no footage from at 3 pm (Thu 14 Mar 2024, 14:30-15:30)" in answer.text
+    assert answer.extra["window"]["label"] == "at 3 pm"
+
+
+def test_the_library_days_resolve_day_numbers(memory):
+    found = retrieve(memory, "What did I do on day 2?", asked_at=ts(DAY2, 3600), strategy="hybrid", k=20)
+    days = {from_ts(ev.start).date() for ev in found.evidence}
+    assert found.window is not None and days == {datetime(2024, 3, 13).date()}  # the chat (10 March) is day 1
+
+
+def _ev(uid: int, rank: int, start: float = 0.0, pinpointed: bool = False) -> Evidence:
+    return Evidence(uid, 1, "s", start, start + 1, f"unit {uid}", 1.0 / rank, rank=rank, pinpointed=pinpointed)
+
+
+def test_evidence_leads_with_the_cited_moments_then_by_relevance():
+    retrieved = [_ev(1, 1, 50), _ev(2, 2, 10), _ev(3, 3, 30), _ev(4, 4, 20, pinpointed=True), _ev(5, 5, 40)]
+    shown = sorted(retrieved[:4], key=lambda e: e.start)  # the answerer reads its lines in time order
+    answer = Answer("q", "a", shown, cited=[3, 2])
+    assert [ev.unit_id for ev in people_order(answer, retrieved)] == [3, 2, 4, 1, 5]
+
+
+def test_a_when_question_is_answered_with_the_moments_day_and_time():
+    moment = ts(DAY1, 3725)
+    answer = Answer("When did I see the cat?", "When I was in the garden", [_ev(7, 1, moment)], cited=[7])
+    assert with_when(answer) == "When I was in the garden, on Wed 13 March 2024 at 10:02"
+    answer.text = "On 13 March at 10:02"
+    assert with_when(answer) == "On 13 March at 10:02"
+
+
+def test_windows_are_described_as_people_read_them():
+    day = ts(datetime(2024, 3, 13))
+    assert describe(TimeWindow(day, day + 86400, "yesterday")) == "yesterday (Wed 13 Mar 2024)"
+    assert describe(TimeWindow(day + 9 * 3600, day + 9.5 * 3600, "")) == "Wed 13 Mar 2024, 09:00-09:30"
+
+
+def test_eval_measures_the_path_the_app_ships(memory):
+    """`egodesk eval` retrieves through the same path: the same evidence as the app's retrieval."""
+    question = BenchQuestion("q1", "When did I last take milk?", None, None, None, ts(DAY2), None)
+    [result] = run_questions(memory, [question], "auto", k=5)
+    app = retrieve(memory, question.question, asked_at=ts(DAY2), k=12)
+    assert [r["unit"] for r in result.detail["retrieved"]] == [ev.unit_id for ev in app.evidence[:5]]
