@@ -36,6 +36,7 @@ class ModelFile:
     parts: tuple[Part, ...] = ()
     export: str | None = None
     inputs: tuple[Part, ...] = ()
+    unzip: str | None = None  # the parts concatenate to a zip (or its tail); the file is this member
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ def _spec(role: str, raw: dict) -> ModelSpec:
             parts=_expand_parts(f.get("parts")),
             export=f.get("export"),
             inputs=_expand_parts(f.get("inputs")),
+            unzip=f.get("unzip"),
         )
         for f in raw.get("files", ())
     )

