@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QLineEdit
 
 from egodesk.core.settings import Settings
 from egodesk.core.types import Answer, Evidence
@@ -69,7 +69,8 @@ def test_player_loads_the_real_video_and_seeks_within_a_frame(qtbot, window):
     assert abs(player.fps - 30000 / 1001) < 0.01 and abs(player.duration() - 10.5) < 0.1
     for target in (2.0, 7.345, 0.5):
         player.seek_moment(target)
-        qtbot.waitUntil(lambda: player.frame_time is not None and abs(player.frame_time - target) <= 1 / player.fps, timeout=WAIT_MS)
+        qtbot.waitUntil(lambda target=target: player.frame_time is not None and abs(player.frame_time - target) <= 1 / player.fps,
+                        timeout=WAIT_MS)
     shown = player.frame_time
     player.step(1)
     qtbot.waitUntil(lambda: abs(player.frame_time - (shown + 1 / player.fps)) < 0.002, timeout=WAIT_MS)
@@ -85,6 +86,31 @@ def test_timeline_marks_the_answers_evidence(qtbot, window):
     rect = window.timeline.span_rect("Evidence", lane[1])
     assert window.timeline.rect().contains(rect.center().toPoint())  # visible on the footage's view
     assert [c.objectName() for c in window.ask_panel.chips] == [chip_name(0), chip_name(1)]
+
+
+def test_chips_lead_with_the_cited_moment_and_a_toggle_shows_time_order(qtbot, window):
+    footage = walk_footage(window)
+    answer = answer_about(footage, [(6.0, 8.0), (1.0, 3.0), (4.0, 5.0)])  # cited first, then by relevance
+    for rank, ev in enumerate(answer.evidence, start=1):
+        ev.rank = rank
+    window.ask_panel.present(answer)
+    panel = window.ask_panel
+
+    def laid_out() -> list[int]:
+        layout = panel.chip_layout
+        return [w.index for w in (layout.itemAt(i).widget() for i in range(layout.count())) if isinstance(w, EvidenceChip)]
+
+    assert laid_out() == [0, 1, 2] and panel.chips[0].property("cited")
+    header = panel.chips[0].findChild(QLabel, "chip-header").text()
+    assert "★" in header and "#1" in header and "rank 1" in header
+    lane = [(s.start, s.end, s.key) for s in window.timeline.lanes["Evidence"]]
+    toggle = panel.findChild(QCheckBox, "evidence-time-order")
+    assert toggle.isVisibleTo(window)
+    toggle.setChecked(True)
+    assert laid_out() == [1, 2, 0]  # 1-3 s, 4-5 s, 6-8 s
+    assert [(s.start, s.end, s.key) for s in window.timeline.lanes["Evidence"]] == lane  # the timeline keeps its lanes
+    toggle.setChecked(False)
+    assert laid_out() == [0, 1, 2]
 
 
 def test_clicking_an_evidence_chip_seeks_inside_its_range_and_loops_it(qtbot, window):
