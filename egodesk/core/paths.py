@@ -4,8 +4,8 @@ A *library* is one folder holding the database, thumbnails, index files, logs, s
 own models. Which folder: `EGODESK_HOME` (or `--library DIR`) if set, else the data folder the user chose
 in Settings (remembered in a one-line file in the per-user config folder, since the library's own
 settings live inside the library), else the platform's user data folder. Every other folder follows it. The bundled default models belong to the
-installation, not to a library: they live under the Python environment's prefix (`EGODESK_MODELS`
-overrides), so a scratch library still finds them.
+installation, not to a library: they live under the Python environment's prefix, or in the installed app's
+own folder (`EGODESK_MODELS` overrides), so a scratch library still finds them.
 """
 
 from __future__ import annotations
@@ -107,16 +107,30 @@ def choose_data_folder(folder: str | os.PathLike) -> Path:
     return paths.root
 
 
+def frozen_app_dir() -> Path | None:
+    """The folder of the installed, frozen app (`/opt/egodesk` from the Debian package), or None when
+    egodesk runs from a Python environment. PyInstaller sets `sys.frozen`."""
+    if not getattr(sys, "frozen", False):
+        return None
+    return Path(sys.executable).resolve().parent
+
+
 def bundled_models_dir() -> Path:
-    """Where `./setup.sh` assembles the manifest's models: part of the installation."""
+    """The default models, part of the installation: where `./setup.sh` assembles them in the Python
+    environment, or `models/` beside the installed app's executable (`/opt/egodesk/models`, which the
+    egodesk-models package fills; relative to the executable, so an unpacked copy finds its own)."""
     override = os.environ.get(MODELS_ENV)
     if override:
         return Path(override).expanduser().resolve()
+    app = frozen_app_dir()
+    if app is not None:
+        return app / "models"
     return Path(sys.prefix) / "share" / APP_NAME / "models"
 
 
 def project_root() -> Path:
-    """The source tree holding `models/` and `resources/` next to the package."""
+    """The source tree holding `models/` and `resources/` next to the package (in the frozen app, the
+    folder its build put them in beside the package)."""
     return Path(__file__).resolve().parents[2]
 
 
