@@ -12,9 +12,11 @@ statements cut from it are one moment, so members that rank different units of o
   (LoCoMo's turns answer one another);
 - `timeaware`: EgoCITE's rounds over the atomic views, with cue-word coverage and chronological
   curation for "first/last time", "right after", "usually".
-A moment that `timeaware` pinpointed (a first/last occurrence holding the event's words, and what came
-right after it) stays on top: that is a decision from how well the unit matches the question, not
-from its wording, and it is what puts epic-dev's one right repeat of "take paper" first.
+A member that pinpointed a moment (`timeaware` found a first/last occurrence holding the event's words,
+and what came right after it) is sure of this question: the pinpointed moment stays on top and that
+member's ranking weighs PINPOINT_WEIGHT times the others' in the fusion. That is a decision from how
+well the units match the question, not from its wording; it puts epic-dev's one right repeat of "take
+paper" first and keeps its runners-up (the latest occurrences) above moments that merely mention paper.
 
 The LLM reranker (Parent-Rerank) is left out: with llm-quality on 2 cores it lifted hybrid's Hit@1
 from 0.270 to 0.475 on epic-dev, but judging cost 11-18 s a question, about as much as the answer.
@@ -27,6 +29,7 @@ from egodesk.retrieval.base import Query, Strategy, make_strategy, register
 
 MEMBERS = ("hybrid", "context", "timeaware")
 FUSION_K0 = 20  # a short list: the top ranks of each member should count for more than RRF's usual 60
+PINPOINT_WEIGHT = 3.0  # a member sure of the moment outweighs two others agreeing on another
 POOL_FACTOR = 2  # each member ranks this many times k, so a moment low in one list can still be lifted
 
 
@@ -47,8 +50,11 @@ class Auto(Strategy):
         ranks: dict[int, dict[str, int]] = {}  # moment -> member -> its best rank there
         best: dict[int, tuple[int, int, Evidence]] = {}  # moment -> (rank, member order, the unit shown for it)
         pinned: list[int] = []
+        weights: dict[str, float] = {}
         for order, member in enumerate(self.members()):
-            for rank, ev in enumerate(member.retrieve(pool), start=1):
+            found = member.retrieve(pool)
+            weights[member.name] = PINPOINT_WEIGHT if any(ev.pinpointed for ev in found) else 1.0
+            for rank, ev in enumerate(found, start=1):
                 moment = self._moment(catalog, ev)
                 ranks.setdefault(moment, {}).setdefault(member.name, rank)
                 if ev.pinpointed and moment not in pinned:
@@ -56,7 +62,7 @@ class Auto(Strategy):
                     best[moment] = (0, order, ev)  # the unit that was pinpointed is the one shown
                 elif moment not in best or (rank, order) < best[moment][:2]:
                     best[moment] = (rank, order, ev)
-        fused = {m: sum(1.0 / (FUSION_K0 + r) for r in member_ranks.values()) for m, member_ranks in ranks.items()}
+        fused = {m: sum(weights[name] / (FUSION_K0 + r) for name, r in member_ranks.items()) for m, member_ranks in ranks.items()}
         ordered = pinned + sorted((m for m in fused if m not in pinned), key=lambda m: (-fused[m], best[m][0], m))
         out = []
         for moment in ordered[: query.k]:
