@@ -176,7 +176,7 @@ class Composer:
     def __init__(self, embedder, rng: np.random.Generator):
         self.rng = rng
         texts = vocabulary()
-        self.vec = dict(zip(texts, embedder.embed(texts).astype(np.float64)))
+        self.vec = dict(zip(texts, embedder.embed_documents(texts).astype(np.float64)))
         self.dim = embedder.dim
 
     def mix(self, *parts: tuple[str, float]) -> np.ndarray:

@@ -23,6 +23,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_API", "pyside6")
 # The whole suite uses the tiny real LLM; tests that measure quality ask for llm-quality explicitly.
 os.environ.setdefault("EGODESK_LLM_MODEL", "llm-test")
+# ... and the fast MiniLM embedder; tests of the default nomic embedder load it themselves.
+os.environ.setdefault("EGODESK_EMBEDDER_MODEL", "embedder")
 # Ingest tests stop after the parent-child and visual memory; the LLM-built memories have their own
 # tests (tests/memory) and one end-to-end pipeline test that switches them back on.
 os.environ.setdefault("EGODESK_MEMORY_RECORDS", "false")
@@ -79,7 +81,7 @@ def embedder():
     """The real MiniLM embedder, loaded once for the whole run."""
     from egodesk.perception.embedder import make_embedder
 
-    return make_embedder()
+    return make_embedder(model="embedder")
 
 
 @pytest.fixture(scope="session")

@@ -100,7 +100,7 @@ def test_the_library_holds_200_hours_of_memory_in_every_kind(scale_library):
         with store.session() as s:
             stored = dict(s.execute(select(Vector.space, func.count()).group_by(Vector.space)).all())
         assert {space: indices.count(space) for space in spaces()} == stored  # every index loads, intact, complete
-        rerun = build_parent_child(store, indices, make_embedder(), found["footage"])  # the real builder's units, as it makes them
+        rerun = build_parent_child(store, indices, make_embedder(model="embedder"), found["footage"])  # the real builder's units, as it makes them
         assert rerun.parents_kept > 0 and rerun.units == rerun.parents_removed == 0
     finally:
         store.close()

@@ -40,6 +40,7 @@ class Settings(BaseModel):
 
     # Models and servers
     llm_model: Literal["llm-quality", "llm-fast", "llm-test"] = _field("llm-quality", "Language model", "Models", "Manifest role of the local LLM used for extraction and answers.")
+    embedder_model: Literal["embedder-nomic", "embedder"] = _field("embedder-nomic", "Text embedder", "Models", "Manifest role of the text embedder. embedder-nomic: nomic-embed-text-v1.5 (finds far more, ~7 texts/s a core); embedder: all-MiniLM-L6-v2 (fast tier, ~10x faster). A library built with the other one is re-embedded in the background; questions use its old vectors meanwhile.")
     llm_backend: Literal["local", "server"] = _field("local", "Language model backend", "Models")
     llm_model_path: str = _field("", "Custom language model (GGUF)", "Models", "A GGUF of your own used instead of the manifest model when set (added in Models).")
     vlm_model_path: str = _field("", "VLM model (GGUF)", "Models", "A vision-language GGUF for the vlm captioner.")

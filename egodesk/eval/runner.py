@@ -47,8 +47,9 @@ def default_library_root(bench: Benchmark, model_id: str | None = None) -> Path:
 
 def open_library(bench: Benchmark, embedder, settings: Settings, library_dir: Path | None = None,
                  progress: Callable[[Progress], None] | None = None) -> tuple[Store, IndexManager]:
-    """The benchmark's library: imported and parent-child built once, reused after. A library built
-    with another embedder than `embedder` is re-embedded first."""
+    """The benchmark's library: imported once; parent-child built for the footage the questions search
+    (`question_footage`: a later run with more questions adds the rest), reused after. A library
+    built with another embedder than `embedder` is re-embedded first."""
     from egodesk.memory.parent_child import build_parent_child
     from egodesk.memory.reembed import reembed
     from egodesk.pipeline.textimport import import_memory_jsonl
@@ -60,7 +61,7 @@ def open_library(bench: Benchmark, embedder, settings: Settings, library_dir: Pa
     result = import_memory_jsonl(store, bench.memory_path)
     with store.session() as s:
         built = set(s.scalars(select(Unit.footage_id).where(Unit.kind.in_(PARENT_KINDS)).group_by(Unit.footage_id)))
-        footage = s.scalars(select(Footage.id).order_by(Footage.id)).all()
+        footage = question_footage(s, bench)
     todo = [fid for fid in footage if fid not in built]
     for done, fid in enumerate(todo, start=1):
         build_parent_child(store, indices, embedder, fid, settings)
@@ -69,6 +70,16 @@ def open_library(bench: Benchmark, embedder, settings: Settings, library_dir: Pa
     if todo or result.new_ids:
         indices.save()
     return store, indices
+
+
+def question_footage(s, bench: Benchmark) -> list[int]:
+    """The footage the benchmark's (limited) questions search: their sources when every question names
+    them, else all of it."""
+    sources = sorted({str(src) for q in bench.questions for src in (q.sources or [])})
+    wanted = select(Footage.id).order_by(Footage.id)
+    if sources and all(q.sources for q in bench.questions):
+        wanted = wanted.where(Footage.title.in_(sources))
+    return list(s.scalars(wanted).all())
 
 
 LLM_MEMORIES = ("records", "atomic")
@@ -85,12 +96,8 @@ def build_llm_memories(store: Store, indices: IndexManager, embedder, llm, bench
     from egodesk.memory.records import build_records
 
     builders = {"records": build_records, "atomic": build_atomic}
-    sources = sorted({str(s) for q in bench.questions for s in (q.sources or [])})
-    wanted = select(Footage.id).order_by(Footage.id)
-    if sources and all(q.sources for q in bench.questions):
-        wanted = wanted.where(Footage.title.in_(sources))
     with store.session() as s:
-        footage = s.scalars(wanted).all()
+        footage = question_footage(s, bench)
     out = {}
     for name in memories:
         started, clips = time.perf_counter(), 0

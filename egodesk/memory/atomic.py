@@ -8,7 +8,9 @@ statements about the batch's clips in four views:
   ("I reply that the packages are outside", not "I reply yes");
 - activity: the immediate goal, participants, object and location (coarse physical behaviour);
 - conversation: participants and a specific topic across captions (coarse spoken interaction).
-Each statement is a Unit kind="atomic", view=<view>, spanning the clips it cites (clip_id = the first),
+What a clip read on screen (OCR) is kept verbatim as an action statement ("I read on screen: ...") when
+no statement of the clip holds it. Each statement is a Unit kind="atomic", view=<view>, spanning the
+clips it cites (clip_id = the first),
 embedded into its view's own index "atomic-<view>". Resumable and idempotent like the records build.
 """
 
@@ -101,6 +103,19 @@ def parse_statements(data, batch: list[ClipText]) -> list[Statement]:
     return out
 
 
+def screen_statements(batch: list[ClipText], statements: list[Statement]) -> list[Statement]:
+    """What each clip read on screen, verbatim, as an action statement, unless a statement of that clip
+    already holds it: the LLM keeps the gist of a caption and drops the exact text of a sign."""
+    out = []
+    for clip in batch:
+        said = " ".join(st.text.casefold() for st in statements if clip in st.clips)
+        lines = [line for line in clip.screen if line.casefold() not in said]
+        if lines:
+            text = "I read on screen: " + " / ".join(f'"{line}"' for line in lines)
+            out.append(Statement("action", text[:MAX_CHARS].rstrip(" ,;/"), [clip]))
+    return out
+
+
 def extract_statements(llm, batch: list[ClipText], before: list[ClipText], after: list[ClipText], wearer: str,
                        failures: list[LLMError] | None = None) -> list[Statement]:
     """One LLM call per batch; a reply still malformed after the retries is retried as two halves
@@ -131,7 +146,8 @@ def build_atomic(store: Store, index_manager: IndexManager, embedder, llm, foota
         statements = extract_statements(llm, batch, before, after, settings.wearer_name, failures)
         if len(failures) == len(batch):  # no clip got a usable reply: the LLM fails, not one clip; the
             raise failures[-1]  # build stops before this batch (kept batches stay) and the stage fails
-        return statements, embedder.embed([st.text for st in statements])
+        statements += screen_statements(batch, statements)
+        return statements, embedder.embed_documents([st.text for st in statements])
 
     def write(s: Session, _batch: list[ClipText], prepared, _mark: BuildProgress) -> None:
         statements, vectors = prepared

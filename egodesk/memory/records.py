@@ -220,7 +220,7 @@ def _prepare(llm, embedder, wearer: str) -> Callable[[list[ClipText], list[ClipT
         if len(failures) == len(batch):  # no clip got a usable reply: the LLM fails, not one clip; the
             raise failures[-1]  # build stops before this batch (kept batches stay) and the stage fails
         texts = sorted({t for r in records for t in (r.action, r.object, f"{r.action} {r.object}")})
-        return _Prepared(records, dict(zip(texts, embedder.embed(texts))))
+        return _Prepared(records, dict(zip(texts, embedder.embed_documents(texts))))
     return prepare
 
 
@@ -372,7 +372,7 @@ def recompress(s: Session, index_manager: IndexManager, embedder, footage_id: in
     stream.records = 0
     records = [Record.from_unit(u) for u in units]
     texts = sorted({t for r in records for t in (r.action, r.object, f"{r.action} {r.object}")})
-    vec = dict(zip(texts, embedder.embed(texts))) if texts else {}
+    vec = dict(zip(texts, embedder.embed_documents(texts))) if texts else {}
     _compress(s, stream, index_manager, embedder.model_id, footage_id, records, units, vec)
     mark = s.get(BuildProgress, (footage_id, BUILDER))
     if mark is not None:

@@ -29,7 +29,8 @@ import numpy as np
 from sqlalchemy import select
 
 from egodesk.memory.indices import Hits, IndexManager
-from egodesk.memory.store import Clip, Keyframe, Store, Unit, Vector
+from egodesk.memory.schema import Clip, Keyframe, Unit, Vector
+from egodesk.memory.store import Store
 from egodesk.memory.unitsync import sync_units
 from egodesk.memory.vectors import normalise
 
@@ -88,7 +89,7 @@ def label_vectors(embedder, names: list[str], cache_path: Path) -> np.ndarray:
                 cached = dict(zip(data["names"].tolist(), data["vectors"]))
     missing = sorted(set(names) - cached.keys())
     if missing:
-        cached.update(zip(missing, embedder.embed(missing)))
+        cached.update(zip(missing, embedder.embed_documents(missing)))
         every = sorted(cached)
         tmp = cache_path.with_name(cache_path.name + ".tmp.npz")
         np.savez(tmp, model_id=np.array(embedder.model_id), names=np.array(every), vectors=np.stack([cached[n] for n in every]))
@@ -103,7 +104,7 @@ class LabelIndex:
         self.unit_ids, self.probs, self.name_vectors = unit_ids, probs, name_vectors
 
     @classmethod
-    def load(cls, store: Store, embedder, indices_dir: Path, kind: str = FRAME) -> "LabelIndex":
+    def load(cls, store: Store, embedder, indices_dir: Path, kind: str = FRAME) -> LabelIndex:
         with store.session() as s:
             rows = s.execute(select(Unit.id, Unit.meta).where(Unit.builder == BUILDER, Unit.kind == kind).order_by(Unit.id)).all()
         vocab: dict[str, int] = {}
@@ -111,7 +112,7 @@ class LabelIndex:
                    for name, p in (meta or {}).get("labels", [])]
         probs = SparseProbs(np.array([t[0] for t in triples], dtype=np.int64), np.array([t[1] for t in triples], dtype=np.int64),
                             np.array([t[2] for t in triples], dtype=np.float32), len(rows))
-        names = sorted(vocab, key=vocab.get)
+        names = sorted(vocab, key=vocab.__getitem__)
         return cls(np.array([r[0] for r in rows], dtype=np.int64), probs, label_vectors(embedder, names, Path(indices_dir) / LABELS_FILE))
 
     def search(self, query_vec: np.ndarray, k: int, allowed_ids=None) -> Hits:
@@ -146,6 +147,7 @@ def build_visual(store: Store, index_manager: IndexManager, embedder, footage_id
         per_clip: dict[int, list[tuple[Keyframe, np.ndarray, str]]] = defaultdict(list)
         clips: dict[int, Clip] = {}
         for kf, clip in rows:
+            assert kf.feature is not None  # the query keeps only keyframes with features
             feature = normalise(np.frombuffer(kf.feature, dtype=np.float32))[0]
             digest = hashlib.sha1(kf.feature + repr((kf.labels, kf.ts, kf.thumb_path, clip.start_ts, clip.end_ts)).encode()).hexdigest()
             per_clip[clip.id].append((kf, feature, digest))
@@ -190,7 +192,7 @@ def _add_text_vectors(s, index_manager: IndexManager, embedder, footage_id: int)
                         .where(Unit.footage_id == footage_id, Unit.builder == BUILDER, Vector.unit_id.is_(None))
                         .order_by(Unit.id)).all()
     if missing:
-        index_manager.add(TEXT_SPACE, [uid for uid, _ in missing], embedder.embed([text for _, text in missing]),
+        index_manager.add(TEXT_SPACE, [uid for uid, _ in missing], embedder.embed_documents([text for _, text in missing]),
                           embedder.model_id, session=s)
 
 

@@ -40,9 +40,26 @@ class Engines:
 
     @cached_property
     def embedder(self):
+        """The embedder whose vectors the library holds: questions and new memories must match them.
+        It is the settings' choice except while a library built with another is being re-embedded."""
+        from egodesk.memory.reembed import library_role
+
+        role = library_role(self.store, self.settings.embedder_model)
+        return self.target_embedder if role == self.settings.embedder_model else self._load_embedder(role)
+
+    @cached_property
+    def target_embedder(self):
+        """The embedder the settings choose (the one a re-embedding moves the library to)."""
+        return self._load_embedder(self.settings.embedder_model)
+
+    def _load_embedder(self, role: str):
         from egodesk.perception.embedder import make_embedder
 
-        return make_embedder(threads=self.settings.threads, user_models=self.paths.user_models)
+        return make_embedder(self.settings.threads, self.paths.user_models, role)
+
+    def embedder_changed(self) -> None:
+        """After a re-embedding swapped the library's vectors: pick the embedder again."""
+        self.__dict__.pop("embedder", None)
 
     @cached_property
     def llm(self):

@@ -1,9 +1,11 @@
 """Import and indexing: the durable, resumable, cancellable ingest of footage.
 
 `add_paths` registers files quickly (probe, content hash, clip plan, job rows; a bad file gets a clear
-per-file error and nothing else changes). `process` then runs every unfinished stage, footage by
-footage, in stage order; it is meant to run in a worker process (see worker.py) so that cancelling
-can end the process and a crash in a model cannot take the caller down.
+per-file error and nothing else changes); any process may do it, while a worker runs. `process` then
+runs every unfinished stage in the order `jobs.next_job` gives: each footage's searchable stages, newest
+first, then the LLM-built memories. Only the holder of the library's writer lock runs it (`runner.run`),
+in a worker process so that cancelling can end the process and a crash in a model cannot take the
+caller down.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
 from egodesk.core.faults import fault_point
 from egodesk.core.paths import LibraryPaths
@@ -23,7 +26,7 @@ from egodesk.core.types import FootageKind, Progress
 from egodesk.media.clips import plan_clips
 from egodesk.media.errors import MediaError
 from egodesk.media.hashing import content_hash
-from egodesk.media.probe import find_media, probe
+from egodesk.media.probe import MediaInfo, find_media, probe
 from egodesk.media.starttime import recording_start
 from egodesk.memory.store import Clip, Footage, Store
 from egodesk.pipeline import jobs
@@ -89,6 +92,14 @@ def add_video(store: Store, settings: Settings, path: Path) -> tuple[int, bool]:
     """Register one video: probe it (raises MediaError), plan its clips, create its jobs."""
     info = probe(path)
     digest = content_hash(path)
+    try:
+        return _register(store, settings, path, info, digest)
+    except IntegrityError:  # another process registered the same content a moment ago
+        with store.session() as session:
+            return session.scalar(select(Footage.id).where(Footage.content_hash == digest)), False
+
+
+def _register(store: Store, settings: Settings, path: Path, info: MediaInfo, digest: str) -> tuple[int, bool]:
     with store.session() as session:
         existing = session.scalar(select(Footage.id).where(Footage.content_hash == digest))
         if existing is not None:
@@ -111,11 +122,12 @@ def add_video(store: Store, settings: Settings, path: Path) -> tuple[int, bool]:
 def process(store: Store, paths: LibraryPaths, settings: Settings,
             progress: Callable[[Progress], None] = lambda p: None,
             should_stop: Callable[[], bool] = lambda: False, retry_failed: bool = False) -> dict[str, int]:
-    """Run every unfinished stage until none is left or a stop is asked. Returns counts by outcome."""
+    """Run every unfinished stage until none is left or a stop is asked. Returns counts by outcome.
+    Call it through `runner.run`, which holds the library's writer lock."""
     from egodesk.pipeline.memory_stages import MEMORY_STAGE_FUNCTIONS
+    from egodesk.pipeline.reembed import run_reembed
 
     functions = {**STAGE_FUNCTIONS, **MEMORY_STAGE_FUNCTIONS}
-    jobs.recover_orphans(store)
     engines = Engines(settings, paths, store)
     outcome = {"done": 0, "failed": 0, "cancelled": 0}
     retried: set[tuple[int, str]] = set()
@@ -143,4 +155,6 @@ def process(store: Store, paths: LibraryPaths, settings: Settings,
             progress(Progress(stage, 0, 0, footage_id, f"failed: {jobs.failure_text(exc)}"))
             if jobs.storage_problem(exc):
                 break  # a full disk or a locked database would fail every next stage the same way
+    if not should_stop():
+        run_reembed(engines, progress, should_stop)  # another embedder chosen: after the stages
     return outcome

@@ -110,7 +110,7 @@ class Carve(Strategy):
             else:
                 out[i] = vector
         if todo:
-            out[todo] = memory.embedder.embed([catalog.text[rows[i]] for i in todo])
+            out[todo] = memory.embedder.embed_documents([catalog.text[rows[i]] for i in todo])
         return out
 
     def retrieve(self, query: Query) -> list[Evidence]:

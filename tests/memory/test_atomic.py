@@ -84,6 +84,25 @@ def test_build_stop_resume_with_the_test_model(store, lib_paths, tmp_path, embed
             assert unit.clip_id == cited[0] and set(cited) <= set(clip_span)
             assert (unit.start_ts, unit.end_ts) == (min(clip_span[c][0] for c in cited), max(clip_span[c][1] for c in cited))
             assert s.scalar(select(func.count()).select_from(Vector).where(Vector.unit_id == unit.id, Vector.space == space(unit.view))) == 1
-    hits = indices.search(space(units[0].view), embedder.embed([units[0].text]), k=1)[0]
+    hits = indices.search(space(units[0].view), embedder.embed_documents([units[0].text]), k=1)[0]
     with store.session() as s:
         assert hits[0][1] > 0.99 and s.get(Unit, hits[0][0]).text == units[0].text  # (the tiny model repeats itself)
+
+
+def test_a_build_keeps_what_each_clip_read_on_screen(store, lib_paths, make_video, embedder):
+    """The LLM's statements drop the sign's exact text; the build adds it verbatim from the keyframes' OCR."""
+    from egodesk.memory.store import Keyframe
+    from tests.reasoning.test_answerer import ScriptedLLM
+
+    footage = make_video([[["street sign", 0.9]], [["tree", 0.8]]])
+    with store.session() as s:
+        for frame in s.scalars(select(Keyframe).join(Clip).where(Clip.footage_id == footage, Clip.idx == 0)):
+            frame.ocr_text = "BUS 42 DEPARTS 10:15 / Platform 4" if frame.idx == 0 else "bus 42 departs 10:15"
+    llm = ScriptedLLM({"statements": [{"view": "action", "ids": [1], "text": "I wait at the bus stop"},
+                                      {"view": "action", "ids": [2], "text": "I walk past a tree"}]})
+    settings = Settings(atomic_batch_size=2)
+    indices = IndexManager(store, lib_paths.indices)
+    build_atomic(store, indices, embedder, llm, footage, settings)
+    with store.session() as s:
+        texts = s.scalars(select(Unit.text).where(Unit.footage_id == footage, Unit.kind == "atomic").order_by(Unit.id)).all()
+    assert texts == ["I wait at the bus stop", "I walk past a tree", 'I read on screen: "BUS 42 DEPARTS 10:15" / "Platform 4"']

@@ -116,7 +116,7 @@ def test_range_forget_recompresses_as_if_the_records_had_never_been(tmp_path, li
     gone = before["ids"] - after["ids"]
     for manager in (indices, IndexManager(store, tmp_path / "forgotten" / "indices")):
         for space in (OBJECT_SPACE, ACTION_SPACE):
-            found = {u for u, _ in manager.search(space, embedder.embed(["plate"]), 1000)[0]}
+            found = {u for u, _ in manager.search(space, embedder.embed_queries(["plate"]), 1000)[0]}
             assert found == after["ids"] and not found & gone
     store.close()
     fresh_store.close()

@@ -79,12 +79,12 @@ def test_build_units_links_and_vectors(store, lib_paths, embedder, footage):
     assert indices.count("caption") == 2 and indices.count("transcript") == 1 and indices.count("subchunk") == len(by_kind["subchunk"])
     assert indices.model_id("subchunk") == embedder.model_id
 
-    query = embedder.embed(["where did I put the umbrella?"])
+    query = embedder.embed_queries(["where did I put the umbrella?"])
     top = indices.search("subchunk", query, 1)[0][0][0]
     with store.session() as s:
         hit = s.get(Unit, top)
         assert "umbrella" in hit.text and hit.parent_id == long_parent.id
-    query = embedder.embed(["what did Katrina suggest for lunch?"])
+    query = embedder.embed_queries(["what did Katrina suggest for lunch?"])
     assert indices.search("transcript", query, 1)[0][0][0] == transcript.id
 
 

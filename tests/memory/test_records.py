@@ -133,7 +133,7 @@ def test_build_stop_resume_with_the_test_model(store, lib_paths, tmp_path, embed
     assert (growth["raw_records"], growth["kept_records"], growth["memory_entries"]) == (len(records), len(kept), len(entries))
     assert growth["curve"][-1]["raw"] == len(records) and growth["curve"][-1]["entries"] == len(entries)
     # the object index answers with cosine similarities
-    hits = indices.search(OBJECT_SPACE, embedder.embed(["plate"]), k=3)[0]
+    hits = indices.search(OBJECT_SPACE, embedder.embed_queries(["plate"]), k=3)[0]
     assert hits and all(-1.0 <= cos <= 1.0001 for _, cos in hits)
     # a finished build reruns as a no-op
     again = build_records(store, indices, embedder, tiny_llm, footage, settings)

@@ -89,7 +89,7 @@ def test_extracted_action_object_pairs_match_the_narrations(store, lib_paths, tm
     # EGODESK_THREADS=1 on a machine shared with other jobs: two llama.cpp threads competing for busy
     # cores generate several times slower than one
     settings = Settings(llm_model="llm-quality", threads=int(os.environ.get("EGODESK_THREADS", "2")))
-    indices, embedder, llm = IndexManager(store, lib_paths.indices), make_embedder(), make_llm(settings, n_ctx=4096)
+    indices, embedder, llm = IndexManager(store, lib_paths.indices), make_embedder(model="embedder"), make_llm(settings, n_ctx=4096)
     started = time.perf_counter()
     for footage in footages:
         report = build_records(store, indices, embedder, llm, footage, settings)

@@ -31,7 +31,7 @@ def build(root, batch: int = BATCH) -> None:
     """The build under test; the child process runs exactly this (printing one line per batch)."""
     settings = Settings(llm_model="llm-test", threads=1, records_batch_size=batch)
     store = Store(root / "library.sqlite")
-    report = build_records(store, IndexManager(store, root / "indices"), make_embedder(), make_llm(settings, n_ctx=2048), 1, settings,
+    report = build_records(store, IndexManager(store, root / "indices"), make_embedder(model="embedder"), make_llm(settings, n_ctx=2048), 1, settings,
                            progress=lambda p: print("BATCH", p.done, flush=True))
     store.close()
     print("DONE", report["clips_done"], flush=True)

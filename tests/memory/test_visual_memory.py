@@ -48,19 +48,19 @@ def test_build_visual_and_search(store, lib_paths, embedder, make_video):
     assert first.meta["ts"] == keyframes[first.meta["keyframe_id"]].ts
     with store.session() as s:
         _, text_vector = load_vectors(s, TEXT_SPACE, [first.id])
-    np.testing.assert_allclose(text_vector[0], embedder.embed([first.text])[0], atol=1e-6)
+    np.testing.assert_allclose(text_vector[0], embedder.embed_documents([first.text])[0], atol=1e-6)
     assert (first.start_ts, first.end_ts) == (clips[0].start_ts, clips[0].end_ts)
     assert clips[1].meta["labels"][0] == ["espresso", 0.9]
 
     labels = LabelIndex.load(store, embedder, lib_paths.indices)
     assert (lib_paths.indices / LABELS_FILE).exists()
-    hits = labels.search(embedder.embed(["where did I leave my umbrella?"])[0], 3)
+    hits = labels.search(embedder.embed_queries(["where did I leave my umbrella?"])[0], 3)
     assert hits[0][0] in {frames[0].id, frames[1].id} and hits[0][1] > hits[2][1]
-    coffee = labels.search(embedder.embed(["when did I drink coffee?"])[0], 2)
+    coffee = labels.search(embedder.embed_queries(["when did I drink coffee?"])[0], 2)
     assert {u for u, _ in coffee} == {frames[2].id, frames[3].id}
-    only = labels.search(embedder.embed(["umbrella"])[0], 5, allowed_ids=[frames[6].id, frames[7].id])
+    only = labels.search(embedder.embed_queries(["umbrella"])[0], 5, allowed_ids=[frames[6].id, frames[7].id])
     assert {u for u, _ in only} == {frames[6].id, frames[7].id}
-    clip_hits = LabelIndex.load(store, embedder, lib_paths.indices, kind=CLIP).search(embedder.embed(["a laptop"])[0], 1)
+    clip_hits = LabelIndex.load(store, embedder, lib_paths.indices, kind=CLIP).search(embedder.embed_queries(["a laptop"])[0], 1)
     assert clip_hits[0][0] == clips[2].id
 
     feature = np.frombuffer(keyframes[frames[4].meta["keyframe_id"]].feature, dtype=np.float32)
@@ -72,9 +72,9 @@ def test_label_vectors_cached_once(tmp_path, embedder):
     class Counting:
         model_id, dim, calls = embedder.model_id, embedder.dim, 0
 
-        def embed(self, texts):
+        def embed_documents(self, texts):
             Counting.calls += len(texts)
-            return embedder.embed(texts)
+            return embedder.embed_documents(texts)
 
     path = tmp_path / LABELS_FILE
     first = label_vectors(Counting(), ["umbrella", "laptop"], path)

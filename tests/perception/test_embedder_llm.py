@@ -8,15 +8,15 @@ from egodesk.perception.llm import LLMError, chat_json, parse_json
 
 
 def test_embeddings_are_unit_vectors_and_semantic(embedder):
-    vectors = embedder.embed(["I take the plate.", "I pick up a dish.", "Interest rates rose again."])
+    vectors = embedder.embed_documents(["I take the plate.", "I pick up a dish.", "Interest rates rose again."])
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.3
 
 
 def test_embedding_is_independent_of_batch_padding(embedder):
-    alone = embedder.embed(["a short text"])[0]
-    batched = embedder.embed(["a short text", "a much longer text that forces padding in the batch " * 5])[0]
+    alone = embedder.embed_documents(["a short text"])[0]
+    batched = embedder.embed_documents(["a short text", "a much longer text that forces padding in the batch " * 5])[0]
     assert float(alone @ batched) > 0.9999
 
 
