@@ -50,7 +50,7 @@ class CompressionParams:
     delta_m: float = 0.75
 
     @classmethod
-    def from_settings(cls, settings) -> "CompressionParams":
+    def from_settings(cls, settings) -> CompressionParams:
         return cls(history_k=settings.imprint_history_k, alpha_h=settings.imprint_alpha_h, delta_h=settings.imprint_delta_h,
                    delta_g=settings.imprint_delta_g, max_prototypes=settings.imprint_max_prototypes,
                    decay_lambda=settings.imprint_lambda, time_unit_s=settings.imprint_time_unit_s, tau=settings.imprint_tau,
@@ -86,12 +86,12 @@ class Prototypes:
     """The event prototype bank: running sums of member e~, recurrence counts, last-seen times (s)."""
 
     dim: int
-    sums: np.ndarray | None = None  # (n, dim)
+    sums: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (n, dim)
     counts: list[int] = field(default_factory=list)
     last_seen: list[float] = field(default_factory=list)
 
     def __post_init__(self):
-        if self.sums is None:
+        if not len(self.sums):
             self.sums = np.zeros((0, self.dim))
 
     def __len__(self) -> int:

@@ -26,7 +26,8 @@ from egodesk.core.paths import LibraryPaths
 from egodesk.core.settings import Settings
 from egodesk.memory import records
 from egodesk.memory.indices import IndexManager
-from egodesk.memory.store import Caption, Clip, Footage, Keyframe, Store, TranscriptSegment, Unit
+from egodesk.memory.schema import Caption, Clip, Footage, Keyframe, TranscriptSegment, Unit
+from egodesk.memory.store import Store
 
 log = logging.getLogger(__name__)
 

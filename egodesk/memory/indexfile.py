@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,7 +47,8 @@ def new_index(dim: int, capacity: int) -> hnswlib.Index:
 
 def verify(path: Path, header_path: Path, manifest: Manifest, ids: np.ndarray, stored_dim: int | None):
     """(reason, index, dead labels): reason is None when the file can be trusted, else why not."""
-    fail = lambda reason: (reason, None, [])  # noqa: E731 - one shape for every early exit
+    # one shape for every early exit
+    fail: Callable[[str], tuple[str, None, list[int]]] = lambda reason: (reason, None, [])  # noqa: E731
     if stored_dim is not None and stored_dim != manifest.dim:
         return fail(f"manifest dim {manifest.dim} but stored vectors are {stored_dim}-d")
     if not path.exists():

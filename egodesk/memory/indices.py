@@ -40,7 +40,8 @@ from sqlalchemy.orm import Session
 from egodesk.core.faults import fault_point
 from egodesk.memory import indexfile
 from egodesk.memory.indexfile import EF_SEARCH, METRIC, Manifest, new_index
-from egodesk.memory.store import IndexInfo, Store, Vector
+from egodesk.memory.schema import IndexInfo, Vector
+from egodesk.memory.store import Store
 from egodesk.memory.vectors import delete_vectors, load_vectors, normalise, put_vectors, spaces_of, vector_dim, vector_ids
 
 log = logging.getLogger(__name__)
@@ -368,15 +369,17 @@ class IndexManager:
         sp.dirty = False
 
     def _graph_search(self, sp: _Space, queries: np.ndarray, k: int, allowed: set[int] | None = None) -> list[Hits]:
-        sp.index.set_ef(max(EF_SEARCH, k))
+        index = sp.index
+        assert index is not None  # the callers search only loaded spaces
+        index.set_ef(max(EF_SEARCH, k))
         try:
             if allowed is None:
-                labels, dists = sp.index.knn_query(queries, k=k, num_threads=1)
+                labels, dists = index.knn_query(queries, k=k, num_threads=1)
             else:
-                labels, dists = sp.index.knn_query(queries, k=k, num_threads=1, filter=allowed.__contains__)
+                labels, dists = index.knn_query(queries, k=k, num_threads=1, filter=allowed.__contains__)
         except RuntimeError:  # the graph walk found fewer than k (heavy deletions, a tight filter)
             return self._exact(sp, queries, sp.live if allowed is None else allowed, k)
-        return [[(int(l), float(1.0 - d)) for l, d in zip(row_l, row_d)] for row_l, row_d in zip(labels, dists)]
+        return [[(int(label), float(1.0 - d)) for label, d in zip(row_l, row_d)] for row_l, row_d in zip(labels, dists)]
 
     def _exact(self, sp: _Space, queries: np.ndarray, allowed: set[int], k: int) -> list[Hits]:
         """Exact cosine top-k over the allowed live units. Their vectors come from the graph itself
@@ -387,6 +390,7 @@ class IndexManager:
             return [[] for _ in range(len(queries))]
         unread = [label for label in ids.tolist() if label not in sp.read]
         if unread:
+            assert sp.index is not None  # live labels exist only in a loaded space
             sp.read.update(zip(unread, np.asarray(sp.index.get_items(unread), dtype=np.float32)))
         vectors = np.stack([sp.read[label] for label in ids.tolist()])
         norms = np.linalg.norm(queries, axis=1, keepdims=True)

@@ -25,7 +25,8 @@ from egodesk.core.paths import resources_dir
 from egodesk.core.types import Progress
 from egodesk.memory.parent_child import transcript_line
 from egodesk.memory.record_tables import BuildProgress, get_progress, last_done
-from egodesk.memory.store import Caption, Clip, Store, TranscriptSegment
+from egodesk.memory.schema import Caption, Clip, TranscriptSegment
+from egodesk.memory.store import Store
 from egodesk.perception.llm import LLMError
 
 log = logging.getLogger(__name__)

@@ -1,5 +1,7 @@
 """Schema versions. The database's `PRAGMA user_version` says which migrations have run; each one runs
-in its own transaction, so an interrupted upgrade resumes cleanly. Version 1 creates the schema."""
+in its own transaction, so an interrupted upgrade resumes cleanly. Version 1 creates every table of
+`schema` and `record_tables`; version 2 adds the record tables to a database made before they existed (on a
+new one it finds them there and does nothing)."""
 
 from __future__ import annotations
 
@@ -8,20 +10,15 @@ from collections.abc import Callable
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
+from egodesk.memory import record_tables
+from egodesk.memory.schema import Base
+
 
 def _v1_create(conn: Connection) -> None:
-    from egodesk.memory.store import Base
-
     Base.metadata.create_all(conn)
 
 
-def _v2_record_tables(conn: Connection) -> None:
-    from egodesk.memory.record_tables import create_tables
-
-    create_tables(conn)
-
-
-MIGRATIONS: list[Callable[[Connection], None]] = [_v1_create, _v2_record_tables]
+MIGRATIONS: list[Callable[[Connection], None]] = [_v1_create, record_tables.create_tables]
 
 
 def current_version(conn: Connection) -> int:

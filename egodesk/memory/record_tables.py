@@ -20,7 +20,7 @@ from sqlalchemy import Float, ForeignKey, Integer, LargeBinary, String, UniqueCo
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from egodesk.memory.store import Base
+from egodesk.memory.schema import Base
 
 
 class EventPrototype(Base):
@@ -60,7 +60,7 @@ class BuildProgress(Base):
     updated_at: Mapped[float] = mapped_column(Float, default=time.time)
 
 
-TABLES = (EventPrototype.__table__, MemoryEntryState.__table__, BuildProgress.__table__)
+TABLES = tuple(Base.metadata.tables[table.__tablename__] for table in (EventPrototype, MemoryEntryState, BuildProgress))
 
 
 def create_tables(conn: Connection) -> None:

@@ -21,7 +21,8 @@ from sqlalchemy.types import LargeBinary, Text
 from egodesk.memory import atomic
 from egodesk.memory.indexfile import M
 from egodesk.memory.records import growth_report
-from egodesk.memory.store import Footage, IndexInfo, Store, Unit, Vector
+from egodesk.memory.schema import Footage, IndexInfo, Unit, Vector
+from egodesk.memory.store import Store
 
 
 def memory_stats(store: Store, indices_dir: Path | None = None) -> list[dict]:

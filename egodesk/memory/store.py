@@ -1,148 +1,35 @@
-"""The library database: SQLAlchemy models and the engine/session setup.
+"""The library database: the engine and session setup over the tables of `egodesk.memory.schema`.
 
 SQLite in WAL mode with a busy timeout and foreign keys on. One writer at a time (SQLite's rule; the
 pipeline is the writer). Every stage writes its results in one transaction, so a crash leaves either
-all of a stage's rows or none. Deleting a footage cascades to everything derived from it.
+all of a stage's rows or none.
 """
 
 from __future__ import annotations
 
 import os
-import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
 
-from sqlalchemy import (
-    JSON,
-    Boolean,
-    Float,
-    ForeignKey,
-    Index,
-    Integer,
-    LargeBinary,
-    String,
-    Text,
-    UniqueConstraint,
-    create_engine,
-    event,
-)
+from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship, sessionmaker
+from sqlalchemy.orm import Session, sessionmaker
+
+from egodesk.memory.migrations import migrate
+
+# The tables, re-exported for the importers that still name them from here; new code imports them from
+# egodesk.memory.schema.
+from egodesk.memory.schema import Base, Caption, Clip, Footage, IndexInfo, Job, Keyframe, TranscriptSegment, Unit, Vector
+
+__all__ = [
+    "BUSY_TIMEOUT_MS", "Store", "make_engine",
+    "Base", "Caption", "Clip", "Footage", "IndexInfo", "Job", "Keyframe", "TranscriptSegment", "Unit", "Vector",
+]
 
 # How long a write waits for another connection's lock before it fails with "database is locked"
 # (EGODESK_BUSY_TIMEOUT_MS shortens it for the locked-database fault test).
 BUSY_TIMEOUT_MS = int(os.environ.get("EGODESK_BUSY_TIMEOUT_MS", "10000"))
-
-
-class Base(DeclarativeBase):
-    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
-
-
-class Footage(Base):
-    __tablename__ = "footage"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    content_hash: Mapped[str] = mapped_column(String(64), unique=True)
-    path: Mapped[str] = mapped_column(Text)
-    kind: Mapped[str] = mapped_column(String(16), default="video")  # FootageKind
-    title: Mapped[str] = mapped_column(Text, default="")
-    start_ts: Mapped[float] = mapped_column(Float, default=0.0)
-    start_source: Mapped[str] = mapped_column(String(16), default="mtime")  # metadata|filename|mtime|user|text
-    duration: Mapped[float] = mapped_column(Float, default=0.0)
-    fps: Mapped[float] = mapped_column(Float, default=0.0)
-    width: Mapped[int] = mapped_column(Integer, default=0)
-    height: Mapped[int] = mapped_column(Integer, default=0)
-    has_audio: Mapped[bool] = mapped_column(Boolean, default=False)
-    imported_at: Mapped[float] = mapped_column(Float, default=time.time)
-
-    clips: Mapped[list["Clip"]] = relationship(back_populates="footage", cascade="all, delete-orphan", passive_deletes=True)
-    jobs: Mapped[list["Job"]] = relationship(back_populates="footage", cascade="all, delete-orphan", passive_deletes=True)
-
-    @property
-    def end_ts(self) -> float:
-        return self.start_ts + self.duration
-
-
-class Job(Base):
-    """One stage of one footage's processing; the durable state ingest resumes from."""
-
-    __tablename__ = "job"
-    __table_args__ = (UniqueConstraint("footage_id", "stage"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    footage_id: Mapped[int] = mapped_column(ForeignKey("footage.id", ondelete="CASCADE"), index=True)
-    stage: Mapped[str] = mapped_column(String(32))
-    state: Mapped[str] = mapped_column(String(16), default="pending")  # pending|running|done|failed|cancelled
-    done: Mapped[int] = mapped_column(Integer, default=0)
-    total: Mapped[int] = mapped_column(Integer, default=0)
-    error: Mapped[str] = mapped_column(Text, default="")
-    attempts: Mapped[int] = mapped_column(Integer, default=0)
-    updated_at: Mapped[float] = mapped_column(Float, default=time.time)
-
-    footage: Mapped[Footage] = relationship(back_populates="jobs")
-
-
-class Clip(Base):
-    __tablename__ = "clip"
-    __table_args__ = (UniqueConstraint("footage_id", "idx"), Index("ix_clip_time", "start_ts", "end_ts"))
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    footage_id: Mapped[int] = mapped_column(ForeignKey("footage.id", ondelete="CASCADE"), index=True)
-    idx: Mapped[int] = mapped_column(Integer)
-    offset: Mapped[float] = mapped_column(Float)  # seconds into the file
-    start_ts: Mapped[float] = mapped_column(Float)
-    end_ts: Mapped[float] = mapped_column(Float)
-
-    footage: Mapped[Footage] = relationship(back_populates="clips")
-    keyframes: Mapped[list["Keyframe"]] = relationship(cascade="all, delete-orphan", passive_deletes=True, order_by="Keyframe.idx")
-    caption: Mapped["Caption | None"] = relationship(cascade="all, delete-orphan", passive_deletes=True, uselist=False)
-
-
-class Keyframe(Base):
-    __tablename__ = "keyframe"
-    __table_args__ = (UniqueConstraint("clip_id", "idx"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    clip_id: Mapped[int] = mapped_column(ForeignKey("clip.id", ondelete="CASCADE"), index=True)
-    idx: Mapped[int] = mapped_column(Integer)
-    offset: Mapped[float] = mapped_column(Float)
-    ts: Mapped[float] = mapped_column(Float)
-    thumb_path: Mapped[str] = mapped_column(Text, default="")
-    feature: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)  # float32 tagger features
-    labels: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)  # [[label, score], ...]
-    ocr_text: Mapped[str | None] = mapped_column(Text, nullable=True)  # None = not run yet
-
-
-class TranscriptSegment(Base):
-    __tablename__ = "transcript_segment"
-    __table_args__ = (UniqueConstraint("footage_id", "idx"), Index("ix_segment_time", "start_ts", "end_ts"))
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    footage_id: Mapped[int] = mapped_column(ForeignKey("footage.id", ondelete="CASCADE"), index=True)
-    clip_id: Mapped[int | None] = mapped_column(ForeignKey("clip.id", ondelete="CASCADE"), index=True, nullable=True)
-    idx: Mapped[int] = mapped_column(Integer)
-    start_ts: Mapped[float] = mapped_column(Float)
-    end_ts: Mapped[float] = mapped_column(Float)
-    text: Mapped[str] = mapped_column(Text)
-    language: Mapped[str] = mapped_column(String(16), default="")
-    words: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)  # [[word, start_ts, end_ts, prob], ...]
-    speaker: Mapped[str] = mapped_column(String(80), default="")
-
-
-class Caption(Base):
-    """The parent unit of parent retrieval: one description of one clip."""
-
-    __tablename__ = "caption"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    clip_id: Mapped[int] = mapped_column(ForeignKey("clip.id", ondelete="CASCADE"), unique=True)
-    footage_id: Mapped[int] = mapped_column(ForeignKey("footage.id", ondelete="CASCADE"), index=True)
-    start_ts: Mapped[float] = mapped_column(Float)
-    end_ts: Mapped[float] = mapped_column(Float)
-    text: Mapped[str] = mapped_column(Text)
-    captioner: Mapped[str] = mapped_column(String(32))  # describe|vlm|server|imported
-    kind: Mapped[str] = mapped_column(String(16), default="caption")  # caption|narration
 
 
 def _on_connect(dbapi_connection, _record) -> None:
@@ -165,8 +52,6 @@ class Store:
     """The open library database. `session()` gives a unit of work that commits or rolls back whole."""
 
     def __init__(self, path: Path):
-        from egodesk.memory.migrations import migrate
-
         self.path = path
         self.engine = make_engine(path)
         migrate(self.engine)
@@ -184,51 +69,3 @@ class Store:
 
     def close(self) -> None:
         self.engine.dispose()
-
-
-class Unit(Base):
-    """A retrievable memory unit: a caption, a subchunk, a transcript group, an interaction record, a
-    consolidated memory entry, an atomic statement, a keyframe... `kind` says which; `view` names the
-    index family it belongs to where a kind has several (EgoCITE's action/utterance/activity/
-    conversation). Children (subchunks) point at their parent unit."""
-
-    __tablename__ = "unit"
-    __table_args__ = (Index("ix_unit_kind_view", "kind", "view"), Index("ix_unit_time", "start_ts", "end_ts"))
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    footage_id: Mapped[int] = mapped_column(ForeignKey("footage.id", ondelete="CASCADE"), index=True)
-    clip_id: Mapped[int | None] = mapped_column(ForeignKey("clip.id", ondelete="CASCADE"), index=True, nullable=True)
-    parent_id: Mapped[int | None] = mapped_column(ForeignKey("unit.id", ondelete="CASCADE"), index=True, nullable=True)
-    kind: Mapped[str] = mapped_column(String(24))
-    view: Mapped[str] = mapped_column(String(24), default="")
-    start_ts: Mapped[float] = mapped_column(Float)
-    end_ts: Mapped[float] = mapped_column(Float)
-    text: Mapped[str] = mapped_column(Text, default="")
-    meta: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
-    builder: Mapped[str] = mapped_column(String(32), default="")  # which builder/model made it
-
-
-class Vector(Base):
-    """A unit's vector in one embedding space (the index it belongs to). SQLite is the source of truth:
-    every hnswlib file can be rebuilt from these rows."""
-
-    __tablename__ = "vector"
-
-    unit_id: Mapped[int] = mapped_column(ForeignKey("unit.id", ondelete="CASCADE"), primary_key=True)
-    space: Mapped[str] = mapped_column(String(32), primary_key=True, index=True)
-    data: Mapped[bytes] = mapped_column(LargeBinary)  # float32, L2-normalised
-
-
-class IndexInfo(Base):
-    """The manifest row of one hnswlib index file, checked when the file is loaded."""
-
-    __tablename__ = "index_info"
-
-    name: Mapped[str] = mapped_column(String(32), primary_key=True)
-    dim: Mapped[int] = mapped_column(Integer)
-    metric: Mapped[str] = mapped_column(String(16), default="cosine")
-    model_id: Mapped[str] = mapped_column(String(64), default="")
-    count: Mapped[int] = mapped_column(Integer, default=0)
-    file: Mapped[str] = mapped_column(Text, default="")
-    sha256: Mapped[str] = mapped_column(String(64), default="")
-    built_at: Mapped[float] = mapped_column(Float, default=time.time)

@@ -13,7 +13,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from egodesk.memory.indices import IndexManager
-from egodesk.memory.store import Unit
+from egodesk.memory.schema import Unit
 
 
 def sync_units(s: Session, index_manager: IndexManager, footage_id: int, builder: str, wanted: dict[str, str],
@@ -27,8 +27,9 @@ def sync_units(s: Session, index_manager: IndexManager, footage_id: int, builder
     kept: set[str] = set()
     stale: list[int] = []
     for unit in s.scalars(query):
-        key = (unit.meta or {}).get("key")
-        if key in wanted and key not in kept and unit.meta.get("digest") == wanted[key]:
+        meta = unit.meta or {}
+        key = meta.get("key")
+        if key in wanted and key not in kept and meta.get("digest") == wanted[key]:
             kept.add(key)
         else:
             stale.append(unit.id)

@@ -11,13 +11,14 @@ All functions take an open SQLAlchemy session and never commit: the caller's uni
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any, cast
 
 import numpy as np
-from sqlalchemy import delete, func, select
+from sqlalchemy import CursorResult, Result, delete, func, select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
-from egodesk.memory.store import Vector
+from egodesk.memory.schema import Vector
 
 # SQLite caps bound parameters per statement (32,766 since 3.32); stay well below it.
 _IN_CHUNK = 10_000
@@ -77,7 +78,9 @@ def load_vectors(session: Session, space: str, unit_ids: Iterable[int] | None = 
 def vector_ids(session: Session, space: str) -> np.ndarray:
     """The unit ids that have a vector in `space` (int64, sorted). Read from the driver's cursor: every
     index load runs this (a library's first question loads several) and ORM rows tripled its time."""
-    cursor = session.connection().connection.driver_connection.execute(
+    driver = session.connection().connection.driver_connection
+    assert driver is not None  # a connection checked out of the pool has its sqlite3 connection
+    cursor = driver.execute(
         f"SELECT unit_id FROM {Vector.__tablename__} WHERE space = ? ORDER BY unit_id", (space,))
     return np.fromiter((row[0] for row in cursor), dtype=np.int64)
 
@@ -105,12 +108,17 @@ def delete_vectors(session: Session, space: str | None = None, unit_ids: Iterabl
     if space is None and unit_ids is None:
         raise ValueError("delete_vectors needs a space, unit ids, or both")
     if unit_ids is None:
-        return session.execute(delete(Vector).where(Vector.space == space)).rowcount
+        return _rowcount(session.execute(delete(Vector).where(Vector.space == space)))
     wanted = sorted({int(i) for i in unit_ids})
     removed = 0
     for start in range(0, len(wanted), _IN_CHUNK):
         stmt = delete(Vector).where(Vector.unit_id.in_(wanted[start:start + _IN_CHUNK]))
         if space is not None:
             stmt = stmt.where(Vector.space == space)
-        removed += session.execute(stmt).rowcount
+        removed += _rowcount(session.execute(stmt))
     return removed
+
+
+def _rowcount(result: Result[Any]) -> int:
+    """The rows a DELETE removed (session.execute is typed as returning a plain Result)."""
+    return cast("CursorResult[Any]", result).rowcount

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from egodesk.memory.store import Unit
+from egodesk.memory.schema import Unit
 from egodesk.pipeline.jobs import finish
 from egodesk.pipeline.stages import Cancelled, StageContext
 

@@ -20,7 +20,8 @@ from egodesk.core.types import ClipSpan, Progress
 from egodesk.media.audio import extract_audio
 from egodesk.media.frames import read_frame_at, sample_frames
 from egodesk.media.keyframes import select_keyframes, write_thumbnail
-from egodesk.memory.store import Caption, Clip, Footage, Keyframe, Store, TranscriptSegment
+from egodesk.memory.schema import Caption, Clip, Footage, Keyframe, TranscriptSegment
+from egodesk.memory.store import Store
 from egodesk.pipeline.engines import Engines
 from egodesk.pipeline.jobs import finish
 
@@ -47,7 +48,7 @@ class StageContext:
 
     def footage(self) -> Footage:
         with self.store.session() as session:
-            return session.get(Footage, self.footage_id)
+            return session.get_one(Footage, self.footage_id)
 
     def clips(self) -> list[Clip]:
         with self.store.session() as session:
@@ -63,7 +64,7 @@ def run_audio(ctx: StageContext) -> None:
     ctx.audio_path.parent.mkdir(parents=True, exist_ok=True)
     has_audio = footage.has_audio and extract_audio(footage.path, ctx.audio_path)
     with ctx.store.session() as session:
-        session.get(Footage, ctx.footage_id).has_audio = bool(has_audio)
+        session.get_one(Footage, ctx.footage_id).has_audio = bool(has_audio)
         finish(session, ctx.footage_id, "audio", 1 if has_audio else 0)
 
 
@@ -164,7 +165,7 @@ def run_ocr(ctx: StageContext) -> None:
         ctx.report("ocr", done, len(per_clip))
     with ctx.store.session() as session:
         for kf in keyframes:
-            session.get(Keyframe, kf.id).ocr_text = texts.get(kf.id, "")
+            session.get_one(Keyframe, kf.id).ocr_text = texts.get(kf.id, "")
         finish(session, ctx.footage_id, "ocr", sum(1 for t in texts.values() if t))
 
 
@@ -179,7 +180,8 @@ def run_captions(ctx: StageContext) -> None:
     clips = ctx.clips()
     with ctx.store.session() as session:
         keyframes = list(session.scalars(select(Keyframe).join(Clip).where(Clip.footage_id == ctx.footage_id).order_by(Keyframe.idx)))
-        segments = list(session.scalars(select(TranscriptSegment).where(TranscriptSegment.footage_id == ctx.footage_id).order_by(TranscriptSegment.idx)))
+        segments = list(session.scalars(select(TranscriptSegment).where(TranscriptSegment.footage_id == ctx.footage_id)
+                                        .order_by(TranscriptSegment.idx)))
     captions = []
     previous = ""
     for done, clip in enumerate(clips, start=1):

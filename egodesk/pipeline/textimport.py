@@ -24,7 +24,8 @@ from egodesk.core.manifest import sha256_of
 from egodesk.core.timeutil import parse_iso
 from egodesk.core.types import FootageKind
 from egodesk.media.errors import MediaError
-from egodesk.memory.store import Caption, Clip, Footage, Job, Store, TranscriptSegment
+from egodesk.memory.schema import Caption, Clip, Footage, Job, TranscriptSegment
+from egodesk.memory.store import Store
 from egodesk.pipeline.jobs import MEMORY_STAGES, ensure_jobs
 
 log = logging.getLogger(__name__)
@@ -229,6 +230,7 @@ def import_subtitles(store: Store, path: Path, start_ts: float, attach_to: int |
     cues = read_subtitles(path, result.problems)
     if not cues:
         raise TextTrackError(path, f"no subtitle cues found ({_summary(result.problems)})")
+    footage: Footage | None
     with store.session() as session:
         if attach_to is None:
             entries = [Entry(start_ts + c.start, start_ts + c.end, c.kind, c.text) for c in cues]
