@@ -164,7 +164,7 @@ def _add(s: Session, index_manager: IndexManager, embedder, footage_id: int, tod
     s.flush()
     # Embed each distinct text once (narrations repeat; a one-sentence caption is its own subchunk).
     texts = sorted({u.text for u in parents} | {u.text for u in children})
-    matrix = embedder.embed(texts)
+    matrix = embedder.embed_documents(texts)
     row = {text: i for i, text in enumerate(texts)}
     for space in (CAPTION, TRANSCRIPT):
         units = [u for u in parents if u.kind == space]

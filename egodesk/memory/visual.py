@@ -89,7 +89,7 @@ def label_vectors(embedder, names: list[str], cache_path: Path) -> np.ndarray:
                 cached = dict(zip(data["names"].tolist(), data["vectors"]))
     missing = sorted(set(names) - cached.keys())
     if missing:
-        cached.update(zip(missing, embedder.embed(missing)))
+        cached.update(zip(missing, embedder.embed_documents(missing)))
         every = sorted(cached)
         tmp = cache_path.with_name(cache_path.name + ".tmp.npz")
         np.savez(tmp, model_id=np.array(embedder.model_id), names=np.array(every), vectors=np.stack([cached[n] for n in every]))
@@ -192,7 +192,7 @@ def _add_text_vectors(s, index_manager: IndexManager, embedder, footage_id: int)
                         .where(Unit.footage_id == footage_id, Unit.builder == BUILDER, Vector.unit_id.is_(None))
                         .order_by(Unit.id)).all()
     if missing:
-        index_manager.add(TEXT_SPACE, [uid for uid, _ in missing], embedder.embed([text for _, text in missing]),
+        index_manager.add(TEXT_SPACE, [uid for uid, _ in missing], embedder.embed_documents([text for _, text in missing]),
                           embedder.model_id, session=s)
 
 
