@@ -11,7 +11,8 @@ import pytest
 
 from egodesk.cli import main as cli_main
 from egodesk.core.paths import LibraryPaths
-from egodesk.pipeline.worker import process_alive, running_worker
+from egodesk.pipeline.runner import running_worker
+from egodesk.pipeline.worker import process_alive
 from tests.conftest import ffmpeg
 
 

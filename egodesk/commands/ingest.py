@@ -18,8 +18,9 @@ def _library():
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from egodesk.pipeline.worker import read_progress, running_worker, start_worker, stop_process
     from egodesk.commands.progress import ProgressPrinter
+    from egodesk.pipeline.runner import running_worker
+    from egodesk.pipeline.worker import read_progress, start_worker, stop_process
 
     library = _library()
     if args.captioner:
@@ -30,15 +31,15 @@ def cmd_import(args: argparse.Namespace) -> int:
     for note in report.notes[:20]:
         print(f"note: {note}", file=sys.stderr)
     print(f"added {len(report.added)} footage, {len(report.existing)} already in the library, {len(report.errors)} error(s)", file=sys.stderr)
-    if running_worker(library.paths):
-        print("a worker is already indexing this library; it picks up the new footage", file=sys.stderr)
-        return 1 if report.errors and not report.added else 0
     if not args.wait:
+        if running_worker(library.paths):
+            print("a worker is already indexing this library; it picks up the new footage", file=sys.stderr)
+            return 1 if report.errors and not report.added else 0
         start_worker(library.paths, detached=True)
         print("indexing in the background: see `egodesk jobs`", file=sys.stderr)
         return 1 if report.errors and not report.added else 0
     titles = {f.id: f.title for f in library.footage()}
-    worker = start_worker(library.paths, detached=False)
+    worker = start_worker(library.paths, detached=False)  # attaches to a running worker's progress, if any
     printer = ProgressPrinter(titles)
     try:
         read_progress(iter(worker.stdout.readline, ""), printer)
@@ -68,7 +69,8 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    from egodesk.pipeline.worker import running_worker, stop_process
+    from egodesk.pipeline.runner import running_worker
+    from egodesk.pipeline.worker import stop_process
 
     library = _library()
     pid = running_worker(library.paths)
@@ -119,7 +121,8 @@ def register(sub) -> None:
     p = sub.add_parser("import", help="import footage files or folders (and text tracks: .jsonl .srt .vtt)")
     p.add_argument("paths", nargs="+")
     p.add_argument("--captioner", choices=["describe", "vlm", "server"])
-    p.add_argument("--wait", action="store_true", help="index now and show progress (Ctrl-C cancels)")
+    p.add_argument("--wait", action="store_true",
+                   help="index now and show progress (Ctrl-C cancels; with a worker already running, follow it)")
     p.set_defaults(func=cmd_import)
     p = sub.add_parser("jobs", help="the indexing stages of every footage and their state")
     p.add_argument("--json", action="store_true")

@@ -1,4 +1,5 @@
-"""The library panel: footage grouped by day, with duration, indexing state and thumbnail.
+"""The library panel: footage grouped by day, with duration, indexing state (searchable, and whether
+its LLM-built memories are still building) and thumbnail.
 Double-click opens a footage; the context menu forgets it or shows the file."""
 
 from __future__ import annotations
@@ -15,9 +16,15 @@ from egodesk.gui.widgets import thumbnail_pixmap
 
 THUMB = QSize(64, 36)
 STATE_TEXT = {"indexed": "indexed", "indexing": "indexing…", "pending": "waiting", "failed": "failed", "cancelled": "paused"}
+# Once searchable, what is left is the LLM-built memories (records, atomic statements), which fill in later.
+MEMORY_TEXT = {"indexing": "memories building…", "pending": "memories waiting", "failed": "memories failed",
+               "cancelled": "memories paused"}
 
 
 def state_text(footage: Any) -> str:
+    """'searchable · memories building…' once a search can find it, else its indexing state."""
+    if footage.searchable and footage.state in MEMORY_TEXT:
+        return f"searchable · {MEMORY_TEXT[footage.state]}"
     stages = footage.stages or {}
     text = STATE_TEXT.get(footage.state, footage.state)
     if footage.state in ("indexing", "pending", "cancelled") and stages:

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from egodesk.core.paths import LibraryPaths
-from egodesk.gui.worker import WorkerContext
-
+from egodesk.gui.worker import StopRequested, WorkerContext
 
 _OPEN: dict[str, tuple[int, Any]] = {}  # root -> (settings file mtime, Library), in a warm worker
 
@@ -37,14 +36,19 @@ def _kept_library(root: str):
 
 
 def import_paths(ctx: WorkerContext, root: str, paths: list[str], resume: bool = False) -> dict[str, int]:
-    """Register files and folders, then index everything unfinished (what `Library.import_paths` does,
-    in two steps so that per-file errors reach the window at once, not after hours of indexing).
-    `resume` first puts cancelled and failed stages back in line. Returns the stage outcome counts."""
+    """Register files and folders, then index everything unfinished through the library's one ingest
+    entry point (`Library.process`: the writer lock `egodesk import` takes too; with a worker already
+    running it follows that one's progress, then indexes what is left). Two steps, so that per-file
+    errors reach the window at once, not after hours of indexing. `resume` first puts cancelled and
+    failed stages back in line. Returns the stage outcome counts."""
     library = _library(root)
     if resume:
         library.resume()
     ctx.partial(library.add([Path(p) for p in paths]))
-    return library.process(ctx.progress, ctx.should_stop)
+    outcome = library.process(ctx.progress, ctx.should_stop)
+    if ctx.should_stop():
+        raise StopRequested("cancelled: finished stages are kept")
+    return outcome
 
 
 def ask(ctx: WorkerContext, root: str, question: str, options: list[str] | None, strategy: str | None, k: int | None):

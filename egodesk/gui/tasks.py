@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 POLL_MS = 40
 CANCEL_GRACE_S = 3.0  # after asking an op to stop, how long before the process is ended
+KILL_WAIT_S = 0.2  # how long closing waits for a killed process to be gone
 _SPAWN = multiprocessing.get_context("spawn")
 
 
@@ -77,13 +78,16 @@ class _Worker:
                 return messages
 
     def close(self) -> None:
-        """End the process (never waiting on it) and let go of the queues."""
+        """End the process and let go of the queues. Waits at most KILL_WAIT_S for the killed process
+        to be gone, so that what it held (an import's writer lock on the library) is free when the
+        listeners hear of the end; a SIGKILLed process is gone within milliseconds."""
         self.closed = True
         if self.alive():
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)  # it and whatever it started
             except (AttributeError, ProcessLookupError, PermissionError):
                 self.process.kill()  # not yet its own group leader, or not POSIX
+            self.process.join(KILL_WAIT_S)
         for channel in (self.events, self.requests):
             if channel is not None:
                 channel.close()

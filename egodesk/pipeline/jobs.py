@@ -2,7 +2,8 @@
 
 A stage's results and its job's "done" mark are written in the same transaction (see `finish`), so
 after a crash a stage is either wholly done or not at all. Jobs left "running" by a crash or a kill
-are put back to "pending" when the next worker starts (`recover_orphans`). A failure is stored as
+are put back to "pending" by the next holder of the library's writer lock (`recover_orphans`). The
+queue runs searchable stages first (`next_job`). A failure is stored as
 a sentence the user can act on (`failure_text`): a full disk and a database held locked by another
 program are named as such.
 """
@@ -20,6 +21,7 @@ from egodesk.memory.store import Footage, Job, Store
 
 VIDEO_STAGES = ("probe", "audio", "asr", "keyframes", "ocr", "captions")
 MEMORY_STAGES = ("memory-parent", "memory-visual", "memory-records", "memory-atomic")
+LLM_STAGES = ("memory-records", "memory-atomic")  # slow on a CPU: they wait until all footage is searchable
 RESUMABLE = ("pending", "running", "cancelled", "failed")
 DISK_FULL = "the disk is full (no space left on device): free some space, then resume"
 BUSY = "the library is busy: another program holds its database locked; resume once it has finished"
@@ -34,33 +36,47 @@ def ensure_jobs(session: Session, footage_id: int, stages: tuple[str, ...], done
 
 
 def recover_orphans(store: Store) -> int:
-    """Jobs a dead worker left 'running' become 'pending' again. Returns how many."""
+    """Jobs a dead worker left 'running' become 'pending' again. Returns how many. Call it only while
+    holding the library's writer lock (runner.py): that proves no live worker owns a running job."""
     with store.session() as session:
         result = session.execute(update(Job).where(Job.state == "running").values(state="pending", updated_at=time.time()))
         return result.rowcount or 0
 
 
 def next_job(store: Store, stage_order: tuple[str, ...], retry_failed: bool = False) -> tuple[int, str] | None:
-    """The first unfinished stage of the oldest footage that has one, in stage order."""
+    """The next stage to run: the first unfinished stage of a footage, in stage order, taking every
+    footage's searchable stages before any footage's LLM-built memories, newest footage first."""
     wanted = ("pending", "cancelled", "failed") if retry_failed else ("pending", "cancelled")
     with store.session() as session:
         rows = session.execute(
-            select(Job.footage_id, Job.stage, Job.state).join(Footage).order_by(Footage.id)
+            select(Job.footage_id, Job.stage, Job.state).join(Footage).order_by(Footage.id.desc())
         ).all()
     per_footage: dict[int, dict[str, str]] = {}
     for footage_id, stage, state in rows:
         per_footage.setdefault(footage_id, {})[stage] = state
-    for footage_id, stages in per_footage.items():
-        for stage in stage_order:
-            state = stages.get(stage)
-            if state is None or state == "done":
-                continue
-            if state == "failed" and not retry_failed:
-                break  # later stages of this footage wait for the failed one
-            if state in wanted:
-                return footage_id, stage
-            break
+    firsts = [(footage_id, _first_unfinished(stages, stage_order, wanted, retry_failed))
+              for footage_id, stages in per_footage.items()]
+    ready = [(footage_id, stage) for footage_id, stage in firsts if stage is not None]
+    searchable = [(footage_id, stage) for footage_id, stage in ready if stage not in LLM_STAGES]
+    return searchable[0] if searchable else ready[0] if ready else None
+
+
+def _first_unfinished(stages: dict[str, str], stage_order: tuple[str, ...], wanted: tuple[str, ...],
+                      retry_failed: bool) -> str | None:
+    """A footage's first stage not done, when it may run now (a failed or running one blocks the rest)."""
+    for stage in stage_order:
+        state = stages.get(stage)
+        if state is None or state == "done":
+            continue
+        if state == "failed" and not retry_failed:
+            return None  # later stages of this footage wait for the failed one
+        return stage if state in wanted else None
     return None
+
+
+def is_searchable(stages: dict[str, str]) -> bool:
+    """Every stage a search needs is done (the LLM-built memories may still be building)."""
+    return all(state == "done" for stage, state in stages.items() if stage not in LLM_STAGES)
 
 
 def set_state(store: Store, footage_id: int, stage: str, state: str, error: str = "", done: int | None = None, total: int | None = None) -> None:

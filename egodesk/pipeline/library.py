@@ -19,7 +19,9 @@ from egodesk.core.settings import Settings
 from egodesk.core.types import Progress
 from egodesk.memory.store import Caption, Clip, Footage, Job, Keyframe, Store, TranscriptSegment
 from egodesk.pipeline.engines import Engines
-from egodesk.pipeline.ingest import PIPELINE_STAGES, AddReport, add_paths, process
+from egodesk.pipeline.ingest import PIPELINE_STAGES, AddReport, add_paths
+from egodesk.pipeline.jobs import is_searchable
+from egodesk.pipeline.runner import run, worker_lock
 
 
 @dataclass
@@ -36,6 +38,7 @@ class FootageInfo:
     state: str  # indexed | indexing | failed | pending | cancelled
     error: str = ""
     thumbnail: Path | None = None
+    searchable: bool = False  # its search stages are done; the LLM-built memories may be building
 
 
 @dataclass
@@ -124,14 +127,19 @@ class Library:
 
     def process(self, progress: Callable[[Progress], None] = lambda p: None,
                 should_stop: Callable[[], bool] = lambda: False, retry_failed: bool = False) -> dict[str, int]:
-        """Run unfinished stages in this process (the worker calls this; so do tests)."""
-        return process(self.store, self.paths, self.settings, progress, should_stop, retry_failed)
+        """Index every unfinished stage in this process, as the library's one writer or attached to the
+        worker already running (`runner.run`; the app's import task calls this)."""
+        return run(self.store, self.paths, self.settings, progress, should_stop, retry_failed)
 
     def mark_cancelled(self) -> int:
-        """After the worker was ended: its running jobs become 'cancelled' (resumable)."""
-        with self.store.session() as session:
-            result = session.execute(update(Job).where(Job.state == "running").values(state="cancelled"))
-            return result.rowcount or 0
+        """After a worker was ended: its jobs left 'running' become 'cancelled' (resumable). Only when
+        no worker holds the library's lock: the running jobs of a live one are its own, not ours."""
+        with worker_lock(self.paths) as mine:
+            if not mine:
+                return 0
+            with self.store.session() as session:
+                result = session.execute(update(Job).where(Job.state == "running").values(state="cancelled"))
+                return result.rowcount or 0
 
     def resume(self) -> int:
         """Cancelled and failed jobs go back to pending. Returns how many."""
@@ -158,7 +166,8 @@ class Library:
             st = dict(sorted(stages.get(f.id, {}).items(), key=lambda kv: order.get(kv[0], 99)))
             thumb = thumbs.get(f.id)
             out.append(FootageInfo(f.id, f.title, f.path, f.kind, f.start_ts, f.duration, f.start_source, f.has_audio,
-                                   st, overall_state(st), errors.get(f.id, ""), Path(thumb) if thumb else None))
+                                   st, overall_state(st), errors.get(f.id, ""), Path(thumb) if thumb else None,
+                                   is_searchable(st)))
         return out
 
     def clips(self, footage_id: int, clip_id: int | None = None) -> list[ClipInfo]:

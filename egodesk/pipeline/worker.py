@@ -1,15 +1,14 @@
-"""The ingest worker process: `python -m egodesk.pipeline.worker --library DIR`.
+"""The ingest worker process the CLI starts: `python -m egodesk.pipeline.worker --library DIR`.
 
-Runs `ingest.process` until no unfinished stage is left, printing progress as JSON lines on stdout.
-SIGTERM keeps its default action (end at once, even inside a model call). One worker per library: it holds an exclusive lock on `worker.pid` (the pid inside is what `cancel`
-ends). Ending this process at any moment is safe: every stage commits whole, and the next worker puts
-jobs left "running" back to "pending".
+Runs `runner.run` (the entry point the app's import task runs too, under the same per-library writer
+lock) until no unfinished stage is left, printing progress as JSON lines on stdout. SIGTERM keeps its
+default action (end at once, even inside a model call). Ending this process at any moment is safe:
+every stage commits whole, and the next lock holder puts jobs left "running" back to "pending".
 """
 
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import logging
 import os
@@ -18,56 +17,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import asdict
-from pathlib import Path
 
 from egodesk.core.paths import LibraryPaths
 from egodesk.core.types import Progress
 
 CANCEL_GRACE_S = 1.0
-
-
-def pid_file(paths: LibraryPaths) -> Path:
-    return paths.root / "worker.pid"
-
-
-@contextmanager
-def worker_lock(paths: LibraryPaths) -> Iterator[bool]:
-    """Yields True when this process holds the library's worker lock."""
-    paths.root.mkdir(parents=True, exist_ok=True)
-    with open(pid_file(paths), "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        handle.seek(0)
-        handle.truncate()
-        handle.write(str(os.getpid()))
-        handle.flush()
-        try:
-            yield True
-        finally:
-            handle.seek(0)
-            handle.truncate()
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def running_worker(paths: LibraryPaths) -> int | None:
-    """The pid of the library's live worker, if any."""
-    path = pid_file(paths)
-    if not path.exists():
-        return None
-    with open(path, "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            text = handle.read().strip()
-            return int(text) if text.isdigit() else None
-        fcntl.flock(handle, fcntl.LOCK_UN)
-    return None
 
 
 def start_worker(paths: LibraryPaths, detached: bool) -> subprocess.Popen:
@@ -84,6 +39,8 @@ def start_worker(paths: LibraryPaths, detached: bool) -> subprocess.Popen:
 
 def stop_process(pid: int, grace_s: float = CANCEL_GRACE_S) -> bool:
     """SIGTERM, then SIGKILL after the grace period: a cancel never waits on a model call."""
+    if pid <= 0:  # never a process group or every process
+        return False
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
@@ -134,8 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     from egodesk.core.logging_setup import setup_logging
     from egodesk.core.settings import Settings
     from egodesk.memory.store import Store
-    from egodesk.pipeline.ingest import process
     from egodesk.pipeline.jobs import failure_text, storage_problem
+    from egodesk.pipeline.runner import run
 
     parser = argparse.ArgumentParser(prog="egodesk-worker")
     parser.add_argument("--library", required=True)
@@ -144,24 +101,20 @@ def main(argv: list[str] | None = None) -> int:
     paths = LibraryPaths.at(args.library).ensure()
     setup_logging(paths)
     logging.raiseExceptions = False  # a log file on a full disk must not put a traceback on stderr per line
-    with worker_lock(paths) as mine:
-        if not mine:
-            print(json.dumps({"stage": "worker", "done": 0, "total": 0, "message": "another worker is running"}), flush=True)
-            return 0
-        store = Store(paths.database)
-        settings = Settings.load(paths.settings_file)
-        try:
-            outcome = process(store, paths, settings,
-                              progress=lambda p: print(json.dumps(asdict(p)), flush=True), retry_failed=args.retry_failed)
-        except Exception as exc:  # a full disk or a locked database even kept the job from being marked failed
-            problem = storage_problem(exc)
-            if problem is None:
-                raise
-            print(json.dumps({"stage": "worker", "done": 0, "total": 0, "message": problem}), flush=True)
-            print(f"egodesk worker: {failure_text(exc)}", file=sys.stderr, flush=True)
-            return 1  # the stage stays "running": the next worker takes it up again
-        print(json.dumps({"stage": "worker", "done": outcome["done"], "total": sum(outcome.values()),
-                          "message": json.dumps(outcome)}), flush=True)
+    store = Store(paths.database)
+    settings = Settings.load(paths.settings_file)
+    try:
+        outcome = run(store, paths, settings,
+                      progress=lambda p: print(json.dumps(asdict(p)), flush=True), retry_failed=args.retry_failed)
+    except Exception as exc:  # a full disk or a locked database even kept the job from being marked failed
+        problem = storage_problem(exc)
+        if problem is None:
+            raise
+        print(json.dumps({"stage": "worker", "done": 0, "total": 0, "message": problem}), flush=True)
+        print(f"egodesk worker: {failure_text(exc)}", file=sys.stderr, flush=True)
+        return 1  # the stage stays "running": the next lock holder takes it up again
+    print(json.dumps({"stage": "worker", "done": outcome["done"], "total": sum(outcome.values()),
+                      "message": json.dumps(outcome)}), flush=True)
     return 0
 
 
