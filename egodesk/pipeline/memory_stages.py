@@ -12,7 +12,7 @@ from collections.abc import Callable
 from sqlalchemy import func, select
 
 from egodesk.core.types import Progress
-from egodesk.memory.store import Unit
+from egodesk.memory.schema import Unit
 from egodesk.pipeline.asking import wait_while_asking
 from egodesk.pipeline.jobs import finish
 from egodesk.pipeline.stages import Cancelled, StageContext
