@@ -133,7 +133,7 @@ def visual_builder(folder: Path, minutes: float) -> dict:
     with library.store.session() as s:
         keyframes = s.scalar(select(func.count()).select_from(Keyframe).where(Keyframe.feature.is_not(None))) or 0
     embedder = library.engines.embedder
-    embedder.embed(["warm up"])  # model loading is not the build's time
+    embedder.embed_documents(["warm up"])  # model loading is not the build's time
     report, seconds = _timed(build_visual, library.store, library.index_manager, embedder, footage_id)
     minutes = library.footage()[0].duration / 60
     row = _row("visual", "-", keyframes, report.units, minutes, seconds,
@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> dict:
         folder = Path(tmp)
         memory_jsonl, source = text_subset(folder, entries)
         embedder = make_embedder(threads=THREADS)
-        embedder.embed(["warm up"])
+        embedder.embed_documents(["warm up"])
         rows, sizes = text_builders(memory_jsonl, tiers, folder, embedder)
         visual = visual_builder(folder, visual_minutes)
     result = {"subset": {"source": source, "entries": entries, "text_minutes": rows[0]["minutes"], "visual_minutes": visual["minutes"]},

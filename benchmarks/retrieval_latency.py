@@ -1,11 +1,13 @@
 """Retrieval latency over large synthetic libraries (no LLM): p50/p95 per strategy at each size.
 
     .venv/bin/python benchmarks/retrieval_latency.py [--sizes 10000,100000,1000000] [--queries 100]
-        [--strategies flat,...] [--cache DIR] [--quick] [--json FILE]
+        [--strategies flat,...] [--embedder ROLE] [--cache DIR] [--quick] [--json FILE]
 
 Each size is a synthetic library laid out like a real one (see synthetic.py: 13 units per 15 s clip,
 over 100 days), built once into the cache and reused (1M units: ~30 min to build, minutes to open).
-The question is embedded by the real embedder, so its ~10 ms are included. Every strategy answers
+The question is embedded by the real embedder (`--embedder`: the default nomic-embed-text-v1.5, ~50 ms
+a question; `embedder`: MiniLM, ~10 ms), so that time is included; the library's vectors are synthetic,
+of the embedder's dimension. Every strategy answers
 the same questions (each text made unique, so each pays for its embedding), half over the whole
 library, half restricted to one day with an online cutoff. Caches that live between questions in the
 app (catalog, BM25 and label indices) are warmed by one question first; that cold start is reported.
@@ -24,7 +26,7 @@ from common import IMPRINT_LATENCY_MS, Report, add_output_args, cache_dir, p50_p
 from synthetic import DAY0, LAYOUT_VERSION, asked_at, day_title, days_for, open_library
 
 from egodesk.core.timeutil import to_ts
-from egodesk.perception.embedder import make_embedder
+from egodesk.perception.embedder import DEFAULT_MODEL, MODEL_ID_OF_ROLE, make_embedder
 from egodesk.retrieval.base import Memory, Query, make_strategy
 
 STRATEGIES = "flat,subchunk,parent,parent-time,hybrid,context,records,timeaware,carve,auto"
@@ -51,13 +53,13 @@ def queries(n: int, salt: int, days: int) -> list[Query]:
 
 def measure(report: Report, root: Path, units: int, strategies: list[str], count: int, embedder) -> None:
     size, days = label(units), days_for(units)
-    store, indices, built = open_library(root, units, embedder.model_id)
+    store, indices, built = open_library(root, units, embedder.model_id, dim=embedder.dim)
     if built is not None:
         report.add(f"build synthetic library @ {size}", built, "s")
         report.add(f"build synthetic library @ {size}", built / units * 10_000, "s per 10k units", note="SQLite + indices")
     store.close()  # time the open as the app meets a library: from its files (indices load at first use)
     started = time.perf_counter()
-    store, indices, _ = open_library(root, units, embedder.model_id)
+    store, indices, _ = open_library(root, units, embedder.model_id, dim=embedder.dim)
     memory = Memory(store, indices, embedder)
     total = len(memory.catalog())
     report.add(f"open library + catalog @ {size}", time.perf_counter() - started, "s", note=f"{total:,} units")
@@ -87,16 +89,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", help="units per library, comma separated (default 10000,100000,1000000)")
     parser.add_argument("--queries", type=int, help="questions per strategy and size (default 100; quick 30)")
     parser.add_argument("--strategies", default=STRATEGIES)
+    parser.add_argument("--embedder", choices=list(MODEL_ID_OF_ROLE), default=DEFAULT_MODEL,
+                        help="manifest role of the text embedder (default: %(default)s)")
     parser.add_argument("--cache", type=Path, help="folder for the synthetic libraries (default: the user cache)")
     add_output_args(parser)
     args = parser.parse_args(argv)
     sizes = [int(s) for s in (args.sizes or ("10000,100000" if args.quick else "10000,100000,1000000")).split(",")]
     count = args.queries or (30 if args.quick else 100)
-    embedder = make_embedder(threads=2)
+    embedder = make_embedder(threads=2, model=args.embedder)
     report = Report("retrieval-latency")
     for units in sizes:
         key = {"layout": LAYOUT_VERSION, "units": units, "model": embedder.model_id}
-        root = args.cache / f"synthetic-{units}" if args.cache else cache_dir("synthetic-library", **key)
+        root = args.cache / f"synthetic-{units}-{embedder.model_id}" if args.cache else cache_dir("synthetic-library", **key)
         measure(report, root, units, args.strategies.split(","), count, embedder)
     report.finish(args.json)
     return 0

@@ -84,8 +84,9 @@ def day_title(day: int) -> str:
     return f"day-{day:03d}"
 
 
-def open_library(root: Path, units: int, model_id: str, progress=print) -> tuple[Store, IndexManager, float | None]:
-    """The synthetic library of about `units` units in `root`: reused when complete, else (re)built.
+def open_library(root: Path, units: int, model_id: str, progress=print, dim: int = DIM) -> tuple[Store, IndexManager, float | None]:
+    """The synthetic library of about `units` units in `root` (text vectors of `dim`, the embedder's):
+    reused when complete, else (re)built.
     Returns the store, its indices and the build seconds (None when it was reused)."""
     if root.exists() and not (root / COMPLETE).exists():
         shutil.rmtree(root)
@@ -99,7 +100,7 @@ def open_library(root: Path, units: int, model_id: str, progress=print) -> tuple
     clips = max(1, units // UNITS_PER_CLIP // days)
     texts, vectors = random.Random(7), np.random.default_rng(7)
     for day in range(days):
-        _add_day(store, indices, day, clips, model_id, texts, vectors)
+        _add_day(store, indices, day, clips, model_id, texts, vectors, dim)
         if day % 10 == 9:
             progress(f"synthetic library: {day + 1}/{days} days of {clips} clips ({time.perf_counter() - started:.0f} s)")
     indices.save()
@@ -117,7 +118,7 @@ def _labels(rng: random.Random, count: int) -> list[list]:
 
 
 def _add_day(store: Store, indices: IndexManager, day: int, clips: int, model_id: str, rng: random.Random,
-             vectors: np.random.Generator) -> None:
+             vectors: np.random.Generator, dim: int = DIM) -> None:
     start = to_ts(DAY0 + timedelta(days=day))
     with store.session() as s:
         footage = Footage(content_hash=f"synthetic-{day}", path=f"synthetic#{day}", kind="text", title=day_title(day),
@@ -156,7 +157,7 @@ def _add_day(store: Store, indices: IndexManager, day: int, clips: int, model_id
         s.execute(insert(Clip), clip_rows)
         s.execute(insert(Unit), unit_rows)
         for space, ids in spaces.items():
-            indices.add(space, ids, clustered(len(ids), vectors), model_id, session=s)
+            indices.add(space, ids, clustered(len(ids), vectors, dim), model_id, session=s)
 
 
 def _as_tuple(value) -> tuple:
