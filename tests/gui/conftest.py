@@ -3,9 +3,20 @@ the real main window on it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.conftest import WALK_VIDEO
+
+HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items):
+    """Every test under tests/gui carries the `gui` marker (`./test.sh -m "not gui"` runs the rest)."""
+    for item in items:
+        if item.path.is_relative_to(HERE):
+            item.add_marker(pytest.mark.gui)
 
 
 @pytest.fixture
