@@ -8,7 +8,7 @@ converted to the machine's local time once, at import.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 _EPOCH = datetime(1970, 1, 1)
 
@@ -39,5 +39,5 @@ def format_ts(ts: float, with_date: bool = True) -> str:
 
 def utc_to_local_ts(moment: datetime) -> float:
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return to_ts(moment)

@@ -68,7 +68,7 @@ class FootageView(QWidget):
     def clips_of(self, footage_id: int) -> list[Any]:
         try:
             return self.library.clips(footage_id)
-        except Exception as exc:  # noqa: BLE001 - a read failing must not take the window down
+        except Exception as exc:  # a read failing must not take the window down
             log.info("reading clips of footage %s failed", footage_id, exc_info=True)
             self.message.emit(f"Could not read the clips of this footage: {exc}")
             return []
@@ -146,7 +146,7 @@ class FootageView(QWidget):
             return
         try:
             memory = self.library.memory_at(footage.id, ts - footage.start)
-        except Exception as exc:  # noqa: BLE001 - a read failing must not take the window down
+        except Exception as exc:  # a read failing must not take the window down
             log.info("memory_at(%s, %.1f) failed", footage.id, ts - footage.start, exc_info=True)
             self.message.emit(f"Could not read the memories of this moment: {exc}")
             return

@@ -44,7 +44,7 @@ REFRESH_MS = 600
 class MainWindow(QMainWindow):
     library_switch_requested = Signal(object)  # Path: the app opens a window on that library
 
-    def __init__(self, library: "Library | None" = None, runner: TaskRunner | None = None):
+    def __init__(self, library: Library | None = None, runner: TaskRunner | None = None):
         super().__init__()
         if library is None:
             from egodesk.pipeline.library import Library
@@ -147,7 +147,7 @@ class MainWindow(QMainWindow):
     def refresh_library(self) -> None:
         try:
             footage = self.library.footage()
-        except Exception as exc:  # noqa: BLE001 - a read failing must not take the window down
+        except Exception as exc:  # a read failing must not take the window down
             log.info("reading the library failed", exc_info=True)
             self.statusBar().showMessage(f"Could not read the library: {exc}", 8000)
             return
@@ -247,7 +247,7 @@ class MainWindow(QMainWindow):
         if event.message in ("started", "done") or event.message.startswith("failed"):
             self.schedule_refresh()
 
-    def _import_added(self, report: "AddReport") -> None:
+    def _import_added(self, report: AddReport) -> None:
         """The files are registered: per-file errors and skipped lines of text tracks ("file:line:
         reason") are problems to show now; the new footage appears in the library, waiting."""
         skipped = [tuple(note.split(": ", 1)) if ": " in note else (note, "skipped") for note in report.notes]
@@ -267,7 +267,7 @@ class MainWindow(QMainWindow):
     def _import_cancelled(self, _message: str) -> None:
         try:
             self.library.mark_cancelled()  # stages the ended worker left 'running' become resumable
-        except Exception:  # noqa: BLE001 - the next worker recovers them anyway
+        except Exception:  # the next worker recovers them anyway
             log.info("marking cancelled jobs failed", exc_info=True)
         self.statusBar().showMessage("Import cancelled: finished stages are kept; Resume continues.", 8000)
 

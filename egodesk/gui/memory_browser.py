@@ -65,7 +65,7 @@ class MemoryBrowser(QScrollArea):
         for widget in self.sections[title]:
             widget.setVisible(visible)
 
-    def show_memory(self, memory: "MemoryView | None", key: tuple | None = None) -> None:
+    def show_memory(self, memory: MemoryView | None, key: tuple | None = None) -> None:
         """Show a `MemoryView` (None: nothing under the playhead). `key` names the clip shown, so the
         window can skip re-querying while the playhead stays inside it."""
         self.key = key

@@ -18,7 +18,7 @@ class StallMeter(QObject):
         self._timer.setInterval(TICK_MS)
         self._timer.timeout.connect(self._tick)
 
-    def start(self) -> "StallMeter":
+    def start(self) -> StallMeter:
         self.max_gap_ms, self.ticks = 0, 0
         self._clock.start()
         self._timer.start()

@@ -10,7 +10,14 @@ from typing import Any
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetrics, QMouseEvent, QPainter, QPen, QWheelEvent
 from PySide6.QtWidgets import (
-    QHBoxLayout, QMenu, QScrollBar, QSizePolicy, QToolButton, QToolTip, QVBoxLayout, QWidget,
+    QHBoxLayout,
+    QMenu,
+    QScrollBar,
+    QSizePolicy,
+    QToolButton,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
 )
 
 from egodesk.gui.formatting import DAY, fmt_clock, fmt_duration
@@ -218,7 +225,7 @@ class Timeline(QWidget):
         event.accept()
 
     def contextMenuEvent(self, event) -> None:
-        x, y = event.pos().x(), event.pos().y()
+        x = event.pos().x()
         clip = self.span_at("Clips", x, self.lane_rect("Clips").center().y())
         footage = self.span_at("Footage", x, self.lane_rect("Footage").center().y())
         if clip is None and footage is None:

@@ -81,7 +81,7 @@ def _run_one(queue: Any, stop_event: Any, op: Callable[..., Any], args: tuple, k
         payload = pickle.dumps(op(ctx, *args, **kwargs))
     except StopRequested as exc:
         queue.put(("cancelled", str(exc) or "stopped"))
-    except BaseException as exc:  # noqa: BLE001 - everything must reach the window as a message
+    except BaseException as exc:  # everything must reach the window as a message
         logging.getLogger(__name__).info("task %s failed", getattr(op, "__name__", op), exc_info=True)
         queue.put(("error", describe(exc), traceback.format_exc()))
     else:

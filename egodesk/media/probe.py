@@ -11,11 +11,12 @@ import codecs
 import json
 import math
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import cv2
 
@@ -203,7 +204,7 @@ def _creation_time(tagged: list[dict[str, Any]]) -> datetime | None:
             moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         except ValueError:
             continue
-        return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)  # MP4 stores UTC
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)  # MP4 stores UTC
     return None
 
 

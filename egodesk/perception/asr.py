@@ -214,7 +214,7 @@ class OpenAIWhisperTranscriber:
 OPENAI_WHISPER_FILES = {"asr": "openai-whisper/base.pt", "asr-lite": "openai-whisper/tiny.en.pt"}
 
 
-def make_transcriber(settings: "Settings", user_models: Path | None = None) -> Transcriber:
+def make_transcriber(settings: Settings, user_models: Path | None = None) -> Transcriber:
     """The engine and model the settings name. Model folders come from the manifest (`locate`)."""
     if settings.asr_engine == "openai-whisper":
         if importlib.util.find_spec("whisper") is None:

@@ -372,7 +372,7 @@ def _user_path(value: str, user_models: Path | None) -> str:
     return value
 
 
-def make_captioner(settings: "Settings", user_models: Path | None = None) -> Captioner:
+def make_captioner(settings: Settings, user_models: Path | None = None) -> Captioner:
     if settings.captioner == "server":
         return ServerCaptioner(settings.server_url, settings.server_model, settings.server_timeout_s)
     if settings.captioner == "vlm":

@@ -64,6 +64,6 @@ def reading_order(boxes: list[tuple[np.ndarray, str]]) -> list[tuple[np.ndarray,
     return [item for row in rows for item in sorted(row, key=lambda b: b[0][:, 0].min())]
 
 
-def make_text_reader(settings: "Settings") -> TextReader | None:
+def make_text_reader(settings: Settings) -> TextReader | None:
     """None when the user turned on-screen text off."""
     return TextReader(threads=settings.threads) if settings.ocr_enabled else None

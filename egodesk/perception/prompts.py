@@ -5,7 +5,7 @@ Kept out of code so wording can be tuned (and reviewed) without touching logic. 
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from egodesk.core.paths import resources_dir
@@ -19,7 +19,7 @@ def prompts_dir() -> Path:
     return resources_dir() / "prompts"
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(name: str) -> str:
     path = prompts_dir() / f"{name}.txt"
     try:

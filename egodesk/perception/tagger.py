@@ -90,7 +90,7 @@ def _l2_normalise(x: np.ndarray) -> np.ndarray:
     return (x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)).astype(np.float32)
 
 
-def make_tagger(settings: "Settings", user_models: Path | None = None) -> FrameTagger:
+def make_tagger(settings: Settings, user_models: Path | None = None) -> FrameTagger:
     from egodesk.core.manifest import locate
 
     return FrameTagger(locate("tagger", user_models), threads=settings.threads)

@@ -156,7 +156,7 @@ def test_odd_but_usable_files_are_imported_and_indexed(library, indexed):
     report, outcome, footage, before = indexed
     assert report.errors == [] and len(report.added) == len(USABLE)
     assert outcome["failed"] == 0, library.job_rows()
-    assert {case: f.state for case, f in footage.items()} == {case: "indexed" for case in USABLE}
+    assert {case: f.state for case, f in footage.items()} == dict.fromkeys(USABLE, "indexed")
     assert_nothing_lost(before, snapshot(library.store))  # the footage imported earlier is all there
     assert library.footage()[0].title == "day" and len(library.clips(1)) == 3
 

@@ -84,8 +84,10 @@ def jsonl_lines() -> list[bytes]:
             json.dumps({k: v for k, v in good.items() if k != "source"}).encode(),
             b"[1, 2, 3]",
             b"",
-            json.dumps({**good, "start": "2024-02-02T10:01:00", "end": "2024-02-02T10:01:05", "text": "I take the café keys."}).encode("utf-8"),
-            json.dumps({**good, "start": "2024-02-02T10:02:00", "end": "2024-02-02T10:02:05", "text": "I pay 5 €."}, ensure_ascii=False).encode("cp1252"),
+            json.dumps({**good, "start": "2024-02-02T10:01:00", "end": "2024-02-02T10:01:05",
+                        "text": "I take the café keys."}).encode("utf-8"),
+            json.dumps({**good, "start": "2024-02-02T10:02:00", "end": "2024-02-02T10:02:05", "text": "I pay 5 €."},
+                       ensure_ascii=False).encode("cp1252"),
             ]
     return rows
 
@@ -161,7 +163,8 @@ def test_jsonl_with_broken_lines(library, tmp_path):
     ("blank.vtt", b"\n  \n", "no subtitle cues found (empty file)"),
     ("empty.jsonl", b"", "no valid entries (empty file)"),
     ("header-only.vtt", b"WEBVTT\n\nNOTE nothing else\n", "no subtitle cues found (empty file)"),
-    ("all-broken.srt", b"1\n00:00:0x,000 --> 00:00:02,000\nHi\n", "no subtitle cues found (1 problem(s): all-broken.srt:2: skipped a cue (bad timestamp"),
+    ("all-broken.srt", b"1\n00:00:0x,000 --> 00:00:02,000\nHi\n",
+     "no subtitle cues found (1 problem(s): all-broken.srt:2: skipped a cue (bad timestamp"),
     ("all-broken.jsonl", b"{nope\n[]\n", "no valid entries (2 problem(s): all-broken.jsonl:1: skipped (invalid JSON"),
     ("binary.srt", b"\x00\x00\x00\x18ftypmp42" + bytes(range(256)), "not a text file (it contains binary data"),
     ("binary.jsonl", b"\x00\x01\x02{}", "not a text file (it contains binary data"),

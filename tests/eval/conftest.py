@@ -10,8 +10,10 @@ MEMORY = [
     {"id": "m2", "source": "s1", "start": "2024-01-01T09:00:10", "end": "2024-01-01T09:00:20", "kind": "narration", "text": "I fold paper."},
     {"id": "m3", "source": "s1", "start": "2024-01-01T09:00:20", "end": "2024-01-01T09:00:30", "kind": "narration", "text": "I open the fridge."},
     {"id": "m4", "source": "s1", "start": "2024-01-01T09:00:30", "end": "2024-01-01T09:00:40", "kind": "narration", "text": "I take paper."},
-    {"id": "m5", "source": "s2", "start": "2024-01-02T18:00:00", "end": "2024-01-02T18:00:20", "kind": "transcript", "text": "Ana: I adopted a grey cat named Pixel."},
-    {"id": "m6", "source": "s2", "start": "2024-01-02T18:00:20", "end": "2024-01-02T18:00:40", "kind": "transcript", "text": "Ben: Lovely, my dog hates cats."},
+    {"id": "m5", "source": "s2", "start": "2024-01-02T18:00:00", "end": "2024-01-02T18:00:20", "kind": "transcript",
+     "text": "Ana: I adopted a grey cat named Pixel."},
+    {"id": "m6", "source": "s2", "start": "2024-01-02T18:00:20", "end": "2024-01-02T18:00:40", "kind": "transcript",
+     "text": "Ben: Lovely, my dog hates cats."},
 ]
 QUESTIONS = [
     {"id": "q1", "question": "When was the last time I did this: take paper?", "options": ["From 09:00:00 to 09:00:10", "From 09:00:30 to 09:00:40"],

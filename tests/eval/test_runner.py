@@ -62,7 +62,8 @@ def test_run_eval_with_answers_scores_accuracy_f1_abstention(bench, tmp_path, em
 
 def test_an_interrupted_answering_run_resumes_from_its_report(bench, tmp_path, embedder):
     report = tmp_path / "report.json"
-    replies = [{"evidence": ["E1"], "reasoning": "-", "answer": "From 09:00:30 to 09:00:40"}, {"evidence": ["E1"], "reasoning": "-", "answer": "Pixel"},
+    replies = [{"evidence": ["E1"], "reasoning": "-", "answer": "From 09:00:30 to 09:00:40"},
+               {"evidence": ["E1"], "reasoning": "-", "answer": "Pixel"},
                {"evidence": [], "reasoning": "-", "answer": "NOT_FOUND"}]
     crashing = ScriptedLLM(replies[0], RuntimeError("the process died here"))
     with pytest.raises(RuntimeError):
@@ -87,7 +88,8 @@ class SlowScriptedLLM(ScriptedLLM):
 
 
 def test_a_prompt_answered_before_is_answered_from_the_reply_cache_with_its_original_cost(bench, tmp_path, embedder):
-    replies = [{"evidence": ["E1"], "reasoning": "-", "answer": "From 09:00:30 to 09:00:40"}, {"evidence": ["E1"], "reasoning": "-", "answer": "Pixel"},
+    replies = [{"evidence": ["E1"], "reasoning": "-", "answer": "From 09:00:30 to 09:00:40"},
+               {"evidence": ["E1"], "reasoning": "-", "answer": "Pixel"},
                {"evidence": [], "reasoning": "-", "answer": "NOT_FOUND"}]
     first = run_eval(bench, "hybrid", k=5, answer=True, library_dir=tmp_path / "lib", embedder=embedder,
                      llm=SlowScriptedLLM(*replies), quiet=True, settings=Settings())

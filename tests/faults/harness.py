@@ -59,7 +59,7 @@ class FakeLLMServer:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - http.server's naming
+            def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 owner.requests += 1
                 garbage = owner.good_replies is not None and owner.requests > owner.good_replies
@@ -100,8 +100,9 @@ def _reply(body: dict) -> dict:
                                                       {"id": i, "action": "hear", "object": words.get(i, ["room"])[-1]})]}
     if "statements" in props:
         ids = props["statements"]["items"]["properties"]["ids"]["items"]["enum"]
-        return {"statements": [s for i in ids for s in ({"view": "action", "text": f"I look at the {words.get(i, ['room'])[0]}.", "ids": [i]},
-                                                          {"view": "activity", "text": f"I walk past the {words.get(i, ['room'])[-1]}.", "ids": [i]})]}
+        return {"statements": [s for i in ids for s in (
+            {"view": "action", "text": f"I look at the {words.get(i, ['room'])[0]}.", "ids": [i]},
+            {"view": "activity", "text": f"I walk past the {words.get(i, ['room'])[-1]}.", "ids": [i]})]}
     return {"answer": "not found", "evidence": [], "reasoning": ""}
 
 

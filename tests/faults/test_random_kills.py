@@ -22,8 +22,16 @@ import pytest
 
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.store import Store
-from tests.faults.harness import (ALL_POINTS, POINTS_BY_STAGE, assert_same, committed_at, fault_env, import_and_index, job_states,
-                                  snapshot)
+from tests.faults.harness import (
+    ALL_POINTS,
+    POINTS_BY_STAGE,
+    assert_same,
+    committed_at,
+    fault_env,
+    import_and_index,
+    job_states,
+    snapshot,
+)
 
 pytestmark = pytest.mark.faults
 

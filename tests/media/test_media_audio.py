@@ -7,9 +7,9 @@ import wave
 
 import pytest
 
-from tests.conftest import JFK_AUDIO
 from egodesk.media.audio import extract_audio
 from egodesk.media.errors import MediaError
+from tests.conftest import JFK_AUDIO
 
 
 def wav_facts(path) -> tuple[int, int, int, float]:

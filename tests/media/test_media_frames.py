@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.conftest import WALK_VIDEO, ffmpeg
 
 from egodesk.core.types import ClipSpan
 from egodesk.media.clips import plan_clips
 from egodesk.media.errors import MediaError
 from egodesk.media.frames import downscale, keyframe_spacing, read_frame_at, sample_frames
+from tests.conftest import WALK_VIDEO, ffmpeg
 
 WALK_SECONDS = 10.5
 

@@ -1,8 +1,7 @@
 import hashlib
 
-from tests.conftest import WALK_VIDEO
-
 from egodesk.media.hashing import content_hash
+from tests.conftest import WALK_VIDEO
 
 
 def test_hash_of_a_file_larger_than_a_block():

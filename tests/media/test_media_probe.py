@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 import pickle
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from tests.conftest import JFK_AUDIO, WALK_VIDEO, ffmpeg
 
 from egodesk.core.types import ClipSpan
 from egodesk.media import probe as probe_module
@@ -19,6 +18,7 @@ from egodesk.media.frames import read_frame_at, sample_frames
 from egodesk.media.hashing import content_hash
 from egodesk.media.keyframes import write_thumbnail
 from egodesk.media.probe import SUPPORTED_EXTENSIONS, find_media, probe
+from tests.conftest import JFK_AUDIO, WALK_VIDEO, ffmpeg
 
 
 def test_walk_video_facts():
@@ -29,7 +29,7 @@ def test_walk_video_facts():
     assert info.frame_count == 315
     assert info.has_video and info.has_audio
     assert (info.video_codec, info.audio_codec) == ("h264", "aac")
-    assert info.creation_time == datetime(2019, 11, 18, 15, 45, 32, tzinfo=timezone.utc)
+    assert info.creation_time == datetime(2019, 11, 18, 15, 45, 32, tzinfo=UTC)
     assert info.size_bytes == WALK_VIDEO.stat().st_size
     assert info.path == WALK_VIDEO
 

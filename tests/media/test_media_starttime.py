@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ffmpeg
 from egodesk.core.timeutil import to_ts
 from egodesk.media.probe import MediaInfo, probe
 from egodesk.media.starttime import recording_start, start_from_name
+from tests.conftest import ffmpeg
 
 pytestmark = pytest.mark.skipif(not hasattr(time, "tzset"), reason="needs time.tzset to pin the time zone")
 WRITTEN = datetime(2024, 3, 5, 23, 0)  # when a DAY<N>_ file was last written
@@ -71,7 +71,7 @@ def test_metadata_is_utc_converted_to_local(tmp_path):
     ffmpeg("-f", "lavfi", "-i", "testsrc=size=64x48:rate=5", "-t", "1", "-pix_fmt", "yuv420p",
            "-metadata", "creation_time=2024-02-02T11:02:50Z", str(clip))
     info = probe(clip)
-    assert info.creation_time == datetime(2024, 2, 2, 11, 2, 50, tzinfo=timezone.utc)
+    assert info.creation_time == datetime(2024, 2, 2, 11, 2, 50, tzinfo=UTC)
     assert recording_start(clip, info) == (to_ts(datetime(2024, 2, 2, 12, 2, 50)), "metadata")
 
 
@@ -79,7 +79,7 @@ def test_metadata_is_utc_converted_to_local(tmp_path):
 @pytest.mark.parametrize("year", [1904, 1970, 1999, 2091])
 def test_unset_clock_metadata_falls_through_to_the_name(tmp_path, year):
     clip = touch(tmp_path / "VID_20240202_110250.mp4", datetime(2024, 2, 10, 8, 0))
-    bogus = datetime(year, 1, 1, tzinfo=timezone.utc)
+    bogus = datetime(year, 1, 1, tzinfo=UTC)
     assert recording_start(clip, info_for(clip, bogus)) == (to_ts(datetime(2024, 2, 2, 11, 2, 50)), "filename")
 
 

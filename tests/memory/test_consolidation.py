@@ -5,8 +5,14 @@ import numpy as np
 import pytest
 
 from egodesk.core.settings import Settings
-from egodesk.memory.consolidation import (CompressionParams, Entries, OnlineCompressor, Prototypes, contextual_embedding,
-                                          importance)
+from egodesk.memory.consolidation import (
+    CompressionParams,
+    Entries,
+    OnlineCompressor,
+    Prototypes,
+    contextual_embedding,
+    importance,
+)
 
 X, Y = np.array([1.0, 0.0]), np.array([0.0, 1.0])
 HOUR = 3600.0

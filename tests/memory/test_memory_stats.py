@@ -17,7 +17,6 @@ from egodesk.memory.stats import footage_summary, memory_stats
 from egodesk.memory.visual import build_visual
 from egodesk.pipeline.library import Library
 from egodesk.pipeline.textimport import import_memory_jsonl
-
 from tests.memory.conftest import add_footage
 
 

@@ -8,11 +8,11 @@ import wave
 
 import numpy as np
 import pytest
-from tests.conftest import JFK_AUDIO
 
 from egodesk.core.settings import Settings
 from egodesk.perception import asr
 from egodesk.perception.asr import FasterWhisperTranscriber, TranscriptionError, make_transcriber
+from tests.conftest import JFK_AUDIO
 
 
 @pytest.fixture(scope="module")

@@ -13,15 +13,23 @@ import time
 import httpx
 import numpy as np
 import pytest
-from tests.perception.test_tagger import walk_frames
 
 from egodesk.core.manifest import locate_file
 from egodesk.core.settings import Settings
 from egodesk.perception.captioner import (
-    CaptionerError, ClipContext, DescribeCaptioner, Keyframe, ServerCaptioner, VlmCaptioner, build_messages,
-    chat_endpoint, make_captioner, short_label,
+    CaptionerError,
+    ClipContext,
+    DescribeCaptioner,
+    Keyframe,
+    ServerCaptioner,
+    VlmCaptioner,
+    build_messages,
+    chat_endpoint,
+    make_captioner,
+    short_label,
 )
 from egodesk.perception.tagger import make_tagger
+from tests.perception.test_tagger import walk_frames
 
 T0 = 1_700_000_000.0
 JFK = "And so, my fellow Americans, ask not what your country can do for you"

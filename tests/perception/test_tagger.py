@@ -7,10 +7,10 @@ import time
 import cv2
 import numpy as np
 import pytest
-from tests.conftest import WALK_VIDEO
 
 from egodesk.core.settings import Settings
 from egodesk.perception.tagger import BATCH, FrameTagger, make_tagger, preprocess
+from tests.conftest import WALK_VIDEO
 
 # ImageNet has no "sidewalk": these are the classes a sidewalk beside a building and a car park can
 # honestly map to.
