@@ -32,12 +32,12 @@ class LibraryPaths:
     logs: Path
 
     @classmethod
-    def at(cls, root: str | os.PathLike) -> "LibraryPaths":
+    def at(cls, root: str | os.PathLike) -> LibraryPaths:
         root = Path(root).expanduser().resolve()
         return cls(root=root, cache=root / "cache", logs=root / "logs")
 
     @classmethod
-    def default(cls) -> "LibraryPaths":
+    def default(cls) -> LibraryPaths:
         """The library named by EGODESK_HOME, else the chosen data folder, else the platform's folders."""
         home = os.environ.get(HOME_ENV) or chosen_data_folder()
         if home:
@@ -73,7 +73,7 @@ class LibraryPaths:
     def log_file(self) -> Path:
         return self.logs / "egodesk.log"
 
-    def ensure(self) -> "LibraryPaths":
+    def ensure(self) -> LibraryPaths:
         for folder in (self.root, self.cache, self.logs, self.thumbnails, self.indices, self.user_models):
             folder.mkdir(parents=True, exist_ok=True)
         return self

@@ -2,7 +2,6 @@
 
 import json
 
-import pytest
 from sqlalchemy import func, select
 
 from egodesk.core.settings import Settings

@@ -3,19 +3,30 @@
 import json
 import logging
 
-import pytest
 from sqlalchemy import func, select
 
 from egodesk.core.settings import Settings
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.llm_batches import ClipText
 from egodesk.memory.record_tables import BuildProgress, EventPrototype, MemoryEntryState
-from egodesk.memory.records import (ACTION_SPACE, ENTRY, OBJECT_SPACE, RECORD, TOKENS_PER_CLIP, TOKENS_PER_SPOKEN_CLIP,
-                                    build_records, extract_records, growth_report, parse_records, record_budget,
-                                    record_messages, record_schema)
-from tests.reasoning.test_answerer import ScriptedLLM
+from egodesk.memory.records import (
+    ACTION_SPACE,
+    ENTRY,
+    OBJECT_SPACE,
+    RECORD,
+    TOKENS_PER_CLIP,
+    TOKENS_PER_SPOKEN_CLIP,
+    build_records,
+    extract_records,
+    growth_report,
+    parse_records,
+    record_budget,
+    record_messages,
+    record_schema,
+)
 from egodesk.memory.store import Unit, Vector
 from egodesk.pipeline.textimport import import_memory_jsonl
+from tests.reasoning.test_answerer import ScriptedLLM
 
 NARRATIONS = ["I take plate.", "I put down plate.", "I open fridge door.", "I wash cloth.", "I turn on tap.", "I pick up knife."]
 

@@ -18,7 +18,6 @@ from egodesk.memory.store import Store, Unit, Vector
 from egodesk.perception.embedder import make_embedder
 from egodesk.perception.llm import make_llm
 from egodesk.pipeline.textimport import import_memory_jsonl
-
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.faults

@@ -9,8 +9,19 @@ from sqlalchemy import select
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.store import Keyframe, Unit
 from egodesk.memory.vectors import load_vectors
-from egodesk.memory.visual import (CLIP, FRAME, LABELS_FILE, MODEL_ID, TEXT_SPACE, LabelIndex, SparseProbs, build_visual,
-                                   label_scores, label_vectors, similar_frames)
+from egodesk.memory.visual import (
+    CLIP,
+    FRAME,
+    LABELS_FILE,
+    MODEL_ID,
+    TEXT_SPACE,
+    LabelIndex,
+    SparseProbs,
+    build_visual,
+    label_scores,
+    label_vectors,
+    similar_frames,
+)
 
 SCENES = [
     [["umbrella", 0.81], ["folding chair", 0.09]],

@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 
-from egodesk.core.settings import Settings
 from egodesk.perception.llm import LLMError, chat_json, parse_json
 
 

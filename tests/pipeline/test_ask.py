@@ -17,7 +17,7 @@ from tests.retrieval.conftest import DAY1, DAY2, built, ts  # noqa: F401  (a fix
 
 
 @pytest.fixture
-def memory(built, embedder):  # noqa: F811
+def memory(built, embedder):
     store, indices = built
     return Memory(store, indices, embedder, settings=Settings())
 
