@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
 
+from egodesk import __version__
 from egodesk.core.manifest import check_file, load_manifest, role_dirs
 from egodesk.core.paths import LibraryPaths, project_root
 
@@ -33,7 +34,8 @@ class Check:
 
 def check_python() -> Check:
     version = ".".join(map(str, sys.version_info[:3]))
-    return Check("python", sys.version_info >= (3, 11), f"Python {version} at {sys.executable}", "use Python 3.11 or newer")
+    return Check("python", sys.version_info >= (3, 11), f"egodesk {__version__}, Python {version} at {sys.executable}",
+                 "use Python 3.11 or newer")
 
 
 def check_packages() -> Check:

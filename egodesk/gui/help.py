@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import platform
 import sqlite3
+import sys
 from importlib import metadata
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit,
 
 from egodesk import __version__
 from egodesk.core.manifest import load_manifest
+from egodesk.core.paths import frozen_app_dir
 
 LOG_TAIL_BYTES = 200_000
 PACKAGES = ("llama-cpp-python", "faster-whisper", "onnxruntime", "hnswlib", "SQLAlchemy", "numpy", "qasync")
@@ -57,7 +59,9 @@ class LogDialog(QDialog):
 
 
 def versions() -> list[tuple[str, str]]:
-    rows = [("egodesk", __version__), ("Python", platform.python_version()), ("Qt", qVersion()),
+    app = frozen_app_dir()
+    where = f"installed app in {app}" if app else f"Python environment {sys.prefix}"
+    rows = [("egodesk", f"{__version__} ({where})"), ("Python", platform.python_version()), ("Qt", qVersion()),
             ("PySide6", PySide6.__version__), ("SQLite", sqlite3.sqlite_version)]
     for name in PACKAGES:
         try:
