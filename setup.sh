@@ -14,7 +14,8 @@ LLAMA_VERSION=0.3.36
 LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
 APT_PACKAGES=(ffmpeg libpulse0 xvfb xauth libegl1 libgl1 libfontconfig1 libfreetype6 libxkbcommon0
   libglib2.0-0 libdbus-1-3 libx11-6 libxext6 libxrandr2 libdrm2 libbrotli1 libxcb-cursor0 libxcb-icccm4
-  libxcb-image0 libxcb-keysyms1 libxcb-render-util0 libxcb-shape0 libxcb-xkb1 libxkbcommon-x11-0)
+  libxcb-image0 libxcb-keysyms1 libxcb-render-util0 libxcb-shape0 libxcb-xkb1 libxkbcommon-x11-0
+  espeak-ng fonts-dejavu-core)  # the last two: voices and sign lettering of the generated test day (benchmarks/testday)
 
 # 1. System packages (ffmpeg, Qt runtime libraries, Xvfb for GUI tests and screenshots).
 missing=()
