@@ -25,7 +25,7 @@ from egodesk.core.paths import resources_dir
 from egodesk.core.types import Progress
 from egodesk.memory.parent_child import transcript_line
 from egodesk.memory.record_tables import BuildProgress, get_progress, last_done
-from egodesk.memory.schema import Caption, Clip, TranscriptSegment
+from egodesk.memory.schema import Caption, Clip, Keyframe, TranscriptSegment
 from egodesk.memory.store import Store
 from egodesk.perception.llm import LLMError
 
@@ -42,6 +42,7 @@ class ClipText:
     end: float
     caption: str = ""
     speech: list[str] = field(default_factory=list)
+    screen: list[str] = field(default_factory=list)  # on-screen text its keyframes read (OCR), each line once
 
     def render(self, wearer: str, numbered: bool = False) -> str:
         """The clip as the LLM reads it, the wearer's name prepended (Imprint: it lets the model
@@ -72,6 +73,13 @@ def footage_clips(session: Session, footage_id: int) -> list[ClipText]:
         line = transcript_line(seg)
         if clip_id in clips and line:
             clips[clip_id].speech.append(line)
+    frames = session.execute(select(Keyframe.clip_id, Keyframe.ocr_text).where(Keyframe.clip_id.in_(list(clips)))
+                             .order_by(Keyframe.clip_id, Keyframe.idx))
+    for clip_id, ocr in frames:
+        for line in (ocr or "").split(" / "):
+            line = " ".join(line.split())
+            if line and line.casefold() not in {seen.casefold() for seen in clips[clip_id].screen}:
+                clips[clip_id].screen.append(line)
     return [c for c in ordered if c.caption or c.speech]
 
 
