@@ -18,6 +18,7 @@ from egodesk.core.paths import LibraryPaths
 from egodesk.core.settings import Settings
 from egodesk.core.types import Progress
 from egodesk.memory.store import Caption, Clip, Footage, Job, Keyframe, Store, TranscriptSegment
+from egodesk.pipeline.asking import question_in_flight
 from egodesk.pipeline.engines import Engines
 from egodesk.pipeline.ingest import PIPELINE_STAGES, AddReport, add_paths
 from egodesk.pipeline.jobs import is_searchable
@@ -262,18 +263,11 @@ class Library:
 
     def ask(self, question: str, options: list[str] | None = None, asked_at: float | None = None,
             strategy: str | None = None, k: int | None = None, sources: list[int] | None = None):
-        """Answer a question from the library's memories. Evidence carries offsets into its footage file
-        so a player can seek to it."""
-        from egodesk.reasoning.ask import ask
+        """Answer a question from the library's memories (`pipeline.ask`); the ingest worker holds its
+        LLM memory stages meanwhile. Evidence carries offsets into its footage file so a player can seek to it."""
+        from egodesk.pipeline.ask import ask, check_question
 
-        if not question or not question.strip():
-            raise ValueError("the question is empty")
-        answer = ask(self.store, self.engines.index_manager, self.engines.embedder, self.engines.llm, question.strip(), options=options,
-                     asked_at=asked_at, strategy=strategy or self.settings.strategy, k=k or self.settings.top_k,
-                     sources=sources, settings=self.settings, memory=self.memory)
-        starts = {f.id: f.start for f in self.footage()}
-        for evidence in answer.evidence:
-            if evidence.footage_id in starts:
-                evidence.offset = evidence.start - starts[evidence.footage_id]
-        return answer
-
+        check_question(question)  # an empty question is refused before any model is loaded
+        with question_in_flight(self.paths):
+            return ask(self.memory, self.engines.llm, question, options=options, asked_at=asked_at,
+                       strategy=strategy or self.settings.strategy, k=k or self.settings.top_k, sources=sources)
