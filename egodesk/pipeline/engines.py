@@ -61,6 +61,14 @@ class Engines:
         """After a re-embedding swapped the library's vectors: pick the embedder again."""
         self.__dict__.pop("embedder", None)
 
+    def embedder_stale(self) -> bool:
+        """Whether the library's vectors are now another embedder's than the one loaded here (a
+        re-embedding finished in another process: this one's embedder and indices are the old ones)."""
+        from egodesk.memory.reembed import library_model
+
+        loaded, model = self.__dict__.get("embedder"), library_model(self.store)
+        return loaded is not None and model is not None and model != loaded.model_id
+
     @cached_property
     def llm(self):
         from egodesk.perception.llm import make_llm

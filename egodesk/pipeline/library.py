@@ -253,6 +253,13 @@ class Library:
             statements=[f"[{u.view}] {u.text}" for u in units if u.kind == "atomic"])
 
     # --- questions ----------------------------------------------------------------------------
+    def follow_reembedding(self) -> None:
+        """The worker (another process) finished re-embedding the library with another embedder: this
+        side's embedder and indices are the old ones, so load them again before the next question."""
+        if "engines" in self.__dict__ and self.engines.embedder_stale():
+            for kept in ("engines", "memory"):
+                self.__dict__.pop(kept, None)
+
     @cached_property
     def memory(self):
         """Retrieval's view of the library, kept between questions for its caches."""
