@@ -275,6 +275,7 @@ class Library:
         from egodesk.pipeline.ask import ask, check_question
 
         check_question(question)  # an empty question is refused before any model is loaded
+        self.follow_reembedding()
         with question_in_flight(self.paths):
             return ask(self.memory, self.engines.llm, question, options=options, asked_at=asked_at,
                        strategy=strategy or self.settings.strategy, k=k or self.settings.top_k, sources=sources)
