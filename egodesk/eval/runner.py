@@ -31,7 +31,6 @@ from egodesk.pipeline.ask import answer, retrieve
 from egodesk.retrieval.base import Memory, make_strategy, strategy_class
 from egodesk.retrieval.catalog import PARENT_KINDS
 
-
 REPORT_KS = (1, 5, 12)
 SUMMARY_ORDER = ("hit@1", "hit@5", "hit@12", "recall@5", "recall@12", "ndcg@5", "ndcg@12")
 

@@ -55,7 +55,7 @@ VERBS = set(IRREGULAR.values()) | {
     "zip", "wear", "dress", "brush", "comb", "shave", "run", "swim", "hike", "travel", "camp", "volunteer", "celebrate",
     "lose", "win", "buy", "sell", "rent", "borrow", "lend", "write", "read", "search", "find", "hide", "continue",
     "suggest", "skip", "happen", "recommend", "mention", "like", "love", "want", "need", "feel", "discuss", "explain",
-    "agree", "laugh", "smile", "throw", "wait", "sleep", "wake", "sit", "stand", "eat", "drink", "cry", "meet"}
+    "agree", "laugh", "smile", "wait", "sleep", "wake", "sit", "stand", "eat", "drink", "cry", "meet"}
 STOPWORDS = set("""a an the and or but if then than so of to in on at by for with from into onto off out up down over under
 about as is are was were be been being do does did done have has had having i me my mine we us our you your he him his
 she her hers they them their it its this that these those there here what which who whom whose when where why how
@@ -140,9 +140,14 @@ class QuestionAnalysis:
         return bool(self.order or self.relation or self.habit or self.recency or self.window)
 
 
-_ORDER_LAST = re.compile(r"\b(?:did|do|have|has|had|was|were)\s+\w+\s+last\b(?!\s+(?:week|month|year|night|weekend))|\b(?:the\s+)?(?:last|latest|most\s+recent(?:ly)?|final)\s+(?:time|occasion|thing|one)\b|\bmost\s+recently\b|\bthe\s+last\b(?!\s+(?:week|month|year|night|weekend|\d))")
-_ORDER_FIRST = re.compile(r"\b(?:did|do|have|has|had|was|were)\s+\w+\s+first\b|\b(?:the\s+)?(?:first|earliest|very\s+first)\s+(?:time|occasion|thing|one)\b|\bat\s+first\b|\binitially\b|\bearliest\b|\bthe\s+first\b")
-_HABIT = re.compile(r"\b(?:usually|normally|typically|generally|regularly|habitually|tend\s+to|how\s+often|how\s+many\s+times|often|every\s+(?:day|morning|evening|night|week)|each\s+(?:day|morning)|habit|routine|always)\b")
+_ORDER_LAST = re.compile(r"\b(?:did|do|have|has|had|was|were)\s+\w+\s+last\b(?!\s+(?:week|month|year|night|weekend))"
+                         r"|\b(?:the\s+)?(?:last|latest|most\s+recent(?:ly)?|final)\s+(?:time|occasion|thing|one)\b"
+                         r"|\bmost\s+recently\b|\bthe\s+last\b(?!\s+(?:week|month|year|night|weekend|\d))")
+_ORDER_FIRST = re.compile(r"\b(?:did|do|have|has|had|was|were)\s+\w+\s+first\b"
+                          r"|\b(?:the\s+)?(?:first|earliest|very\s+first)\s+(?:time|occasion|thing|one)\b"
+                          r"|\bat\s+first\b|\binitially\b|\bearliest\b|\bthe\s+first\b")
+_HABIT = re.compile(r"\b(?:usually|normally|typically|generally|regularly|habitually|tend\s+to|how\s+often|how\s+many\s+times"
+                    r"|often|every\s+(?:day|morning|evening|night|week)|each\s+(?:day|morning)|habit|routine|always)\b")
 _RECENCY = re.compile(r"\b(?:recently|lately|these\s+days|nowadays)\b")
 _AFTER = re.compile(r"\b(?:(?:right|just|immediately|shortly|soon)\s+)?after(?:wards)?\b|\bnext\b|\bfollowing\b|\bthen\b")
 _BEFORE = re.compile(r"\b(?:(?:right|just|immediately|shortly)\s+)?before\b|\bprior\s+to\b|\bpreceding\b")
@@ -159,7 +164,8 @@ _MDY = re.compile(r"\b(" + _MONTH_NAMES + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b,?
 _MONTH_ONLY = re.compile(r"\bin\s+(" + _MONTH_NAMES + r")\b(?:\s+(\d{4}))?")
 _YEAR = re.compile(r"\bin\s+(\d{4})\b")
 _WEEKDAY = re.compile(r"\b(last\s+|this\s+|on\s+)?(" + "|".join(WEEKDAYS) + r")\b")
-_RELDAY = re.compile(r"\b(yesterday|today|tonight|this\s+(?:morning|afternoon|evening)|earlier\s+today|last\s+night|the\s+day\s+before\s+yesterday)\b")
+_RELDAY = re.compile(r"\b(yesterday|today|tonight|this\s+(?:morning|afternoon|evening)|earlier\s+today|last\s+night"
+                     r"|the\s+day\s+before\s+yesterday)\b")
 _PERIOD = re.compile(r"\b(last|this|past)\s+(week|weekend|month|year)\b")
 _DAYPART = re.compile(r"\b(before|after|during|at|around|about|in\s+the|this)?\s*(" + "|".join(sorted(DAY_PARTS, key=len, reverse=True)) + r")\b")
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "last": -1}
