@@ -46,9 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int)
     parser.add_argument("--embedder", choices=list(MODEL_ID_OF_ROLE), default=DEFAULT_MODEL,
                         help="manifest role of the text embedder (default: %(default)s)")
+    parser.add_argument("--threads", type=int, default=2, help="embedder threads (1 on a busy machine: llama.cpp threads spin)")
     args = parser.parse_intermixed_args(argv)
     bench = load_benchmark(args.benchmark, args.limit)
-    embedder = make_embedder(threads=2, model=args.embedder)
+    embedder = make_embedder(threads=args.threads, model=args.embedder)
     store, indices = open_library(bench, embedder, Settings())
     memory = Memory(store, indices, embedder)
     flat = make_strategy("flat", memory)
