@@ -21,7 +21,7 @@ class DayQuestion:
     accept: list[str | list[str]]
 
 
-def load_questions(path: Path = QUESTIONS, limit: int | None = None) -> list[DayQuestion]:
+def load_questions(path: Path = QUESTIONS) -> list[DayQuestion]:
     out, seen = [], set()
     for number, row in _rows(Path(path)):
         where = f"{Path(path).name}:{number}"
@@ -42,12 +42,12 @@ def load_questions(path: Path = QUESTIONS, limit: int | None = None) -> list[Day
             raise BenchmarkError(f"{where}: an answerable question needs accepted answers and evidence moments")
         seen.add(question.id)
         out.append(DayQuestion(question, accept))
-    return interleaved(out)[:limit] if limit is not None else out
+    return out
 
 
 def interleaved(questions: list[DayQuestion]) -> list[DayQuestion]:
-    """Round robin over the categories (each in file order), so that the first N questions, a limited
-    run or one stopped early, cover every class rather than the first few."""
+    """Round robin over the categories (each in file order), so that the first N questions (a limited
+    run, or one stopped early) cover every class rather than the first few."""
     groups: dict[str, list[DayQuestion]] = {}
     for q in questions:
         groups.setdefault(q.bench.category, []).append(q)

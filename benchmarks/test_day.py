@@ -1,0 +1,210 @@
+"""The two-day test library end to end: generated camera files -> import -> memories -> ask, judged.
+
+    .venv/bin/python benchmarks/test_day.py [--llm llm-quality|llm-fast|llm-test] [--strategy auto]
+        [--strategies flat,hybrid,...] [--limit N] [--no-memories] [--rebuild] [--json REPORT]
+
+1. Writes the test day's video files if missing (benchmarks/testday/make_day.py).
+2. Imports them into a fresh library through `Library.import_paths` (speech, keyframes and tags, OCR,
+   captions, parent-child and visual memory, and the LLM memories unless --no-memories). The library is
+   cached under ~/.cache/egodesk/bench/ by the files' digest and the settings: a rerun skips the import.
+3. Asks every question with `Library.ask` at its `asked_at` (the app's one ask path) and judges the
+   answer (testday/judge.py); prints per category: answers right, the annotated moment among the first
+   3 / 5 evidence chips (chips@3, chips@5), whether a cited unit is that moment (cite_ok), abstention
+   recall / precision on the unanswerable questions, and the whole ask's latency p50 / p95.
+4. Runs every question through each retrieval strategy alone (egodesk.eval.runner.run_questions, as
+   `egodesk eval` and benchmarks/strategy_table.py do): Hit@1 / Hit@5 overall and Hit@5 per category.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import time
+from pathlib import Path
+
+from common import cache_dir
+from testday.judge import is_right
+from testday.make_day import default_out, files_digest, make_day
+from testday.questions import QUESTIONS, DayQuestion, interleaved, load_questions
+
+from egodesk.core.settings import Settings
+from egodesk.core.types import Progress
+from egodesk.eval.metrics import QuestionResult, by_category, hit_at_k, overlaps, summarize
+from egodesk.eval.runner import format_value, run_questions, write_report
+from egodesk.pipeline.library import Library
+
+DEFAULT_STRATEGIES = "flat,subchunk,parent,parent-time,hybrid,context,timeaware,carve,records,auto"
+ASK_COLUMNS = ("accuracy", "chips@3", "chips@5", "cite_ok", "abstention_recall", "abstention_precision",
+               "grounded", "answer_p50_ms", "answer_p95_ms")
+
+
+def library_settings(llm: str, memories: bool) -> Settings:
+    settings = Settings.load(None)  # defaults and EGODESK_* overrides (EGODESK_THREADS, ...)
+    return settings.model_copy(update={"llm_model": llm, "memory_records": memories, "memory_atomic": memories})
+
+
+def library_key(digest: str, settings: Settings) -> str:
+    """The files and every setting that shapes what the import builds: not the answering ones, not the
+    thread count, and not the LLM when no LLM memories are built."""
+    unused = set(Settings.groups()["Answers"]) | {"threads"}
+    if not (settings.memory_records or settings.memory_atomic):
+        unused |= {"llm_model", "llm_backend", "llm_model_path"}
+    shaping = {k: v for k, v in settings.model_dump().items() if k not in unused}
+    return hashlib.sha256((digest + json.dumps(shaping, sort_keys=True)).encode()).hexdigest()[:16]
+
+
+def built_library(paths: list[Path], settings: Settings, rebuild: bool = False, log=print) -> tuple[Library, float]:
+    """The imported test day (cached); returns it and the seconds the import took now."""
+    root = cache_dir("testday", key=library_key(files_digest(paths), settings))
+    if rebuild and root.exists():
+        import shutil
+
+        shutil.rmtree(root)
+    library = Library(root)
+    library.save_settings(settings)
+    library.mark_cancelled()  # a run killed mid-import left jobs "running": continue them
+    library.resume()
+    def progress(p: Progress) -> None:
+        if p.message and p.message != "started":  # each stage's end (done or failed) of each footage
+            log(f"  [{time.strftime('%H:%M:%S')}] footage {p.footage_id}: {p.stage} {p.message}")
+
+    started = time.perf_counter()
+    log(f"library {root}")
+    report = library.import_paths(paths, progress)
+    seconds = time.perf_counter() - started
+    if report.errors:
+        raise RuntimeError(f"import errors: {report.errors}")
+    unfinished = [f"{f.title}: {f.state} {f.error}".strip() for f in library.footage() if f.state != "indexed"]
+    if unfinished:
+        raise RuntimeError("footage not indexed: " + "; ".join(unfinished))
+    return library, seconds
+
+
+def _spans(evidence) -> list[tuple[str, float, float]]:
+    return [(e.source, e.start, e.end) for e in evidence]
+
+
+def ask_all(library: Library, questions: list[DayQuestion], strategy: str | None, log=print,
+            checkpoint=lambda results: None) -> list[QuestionResult]:
+    """Every question through `Library.ask`, judged; chips are scored in the order the answer lists them.
+    `checkpoint` sees the results so far after each answer (answers cost many seconds each on a CPU)."""
+    results: list[QuestionResult] = []
+    for item in questions:
+        q = item.bench
+        started = time.perf_counter()
+        answer = library.ask(q.question, asked_at=q.asked_at, strategy=strategy)
+        total_ms = (time.perf_counter() - started) * 1000
+        moments = [(w.source, w.start, w.end) for w in q.evidence]
+        chips = _spans(answer.evidence)
+        cited = [e for e in answer.evidence if e.unit_id in set(answer.cited)]
+        result = QuestionResult(q.id, q.category, q.unanswerable, abstained=answer.abstained, grounded=answer.grounded,
+                                tokens=answer.tokens, answer_ms=total_ms)
+        result.correct = answer.abstained if q.unanswerable else (not answer.abstained and is_right(answer.text, item.accept))
+        if moments:
+            result.retrieval = {"chips@3": hit_at_k(chips, moments, 3), "chips@5": hit_at_k(chips, moments, 5),
+                                "cite_ok": float(any(e.source == s and overlaps(e.start, e.end, a, b)
+                                                     for e in cited for s, a, b in moments))}
+        result.detail = {"question": q.question, "answer": answer.text, "expected": item.accept, "strategy": answer.extra.get("strategy"),
+                         "chips": [{"source": e.source, "start": e.start, "end": e.end, "cited": e.unit_id in answer.cited}
+                                   for e in answer.evidence[:8]]}
+        results.append(result)
+        checkpoint(results)
+        mark = "ok " if result.correct else "BAD"
+        log(f"  {mark} {q.id} [{q.category}] {q.question} -> {answer.text[:120]!r} ({total_ms / 1000:.1f} s)")
+    return results
+
+
+def retrieval_runs(library: Library, questions: list[DayQuestion], strategies: list[str], log=print) -> dict[str, dict]:
+    """Retrieval alone, per strategy; strategies whose memory was not built are reported as skipped."""
+    from egodesk.retrieval.base import make_strategy
+
+    memory = library.memory
+    out: dict[str, dict] = {}
+    for name in strategies:
+        missing = make_strategy(name, memory).missing_spaces()
+        if missing:
+            log(f"  {name}: skipped (needs {', '.join(missing)})")
+            continue
+        results = run_questions(memory, [q.bench for q in questions], name, k=12)
+        out[name] = {"summary": summarize(results), "by_category": by_category(results),
+                     "questions": [{"id": r.id, "hit@5": r.retrieval.get("hit@5")} for r in results if r.retrieval]}
+    return out
+
+
+def table(rows: list[tuple[str, dict]], columns: tuple[str, ...]) -> str:
+    width = max([16] + [len(name) for name, _ in rows])
+    labels = [c.replace("abstention_", "abst_") for c in columns]
+    lines = [f"{'':<{width}}" + "".join(f"{label:>{max(9, len(label) + 2)}}" for label in labels) + f"{'n':>5}"]
+    for name, group in rows:
+        lines.append(f"{name:<{width}}" + "".join(f"{format_value(c, group.get(c)):>{max(9, len(label) + 2)}}"
+                                                  for c, label in zip(columns, labels)) + f"{group['questions']:>5}")
+    return "\n".join(lines)
+
+
+def strategy_matrix(runs: dict[str, dict]) -> str:
+    """One row per strategy: Hit@1, Hit@5, then Hit@5 per category."""
+    categories = sorted({c for run in runs.values() for c, g in run["by_category"].items() if g.get("hit@5") is not None})
+    rows = []
+    for name, run in runs.items():
+        row = {"questions": run["summary"]["retrieval_questions"], "hit@1": run["summary"].get("hit@1"),
+               "hit@5": run["summary"].get("hit@5")}
+        row.update({c: run["by_category"].get(c, {}).get("hit@5") for c in categories})
+        rows.append((name, row))
+    return table(rows, ("hit@1", "hit@5", *categories))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=default_out(), help="folder of the generated video files")
+    parser.add_argument("--questions", type=Path, default=QUESTIONS)
+    parser.add_argument("--llm", default="llm-quality", choices=("llm-quality", "llm-fast", "llm-test"),
+                        help="the LLM that builds the memories and answers")
+    parser.add_argument("--strategy", help="the strategy ask uses (default: the settings' strategy, auto)")
+    parser.add_argument("--strategies", default=DEFAULT_STRATEGIES, help="retrieval-only runs, comma separated")
+    parser.add_argument("--limit", type=int, help="ask N questions only, taken round robin over the categories "
+                        "(retrieval alone runs them all)")
+    parser.add_argument("--no-memories", action="store_true", help="skip the LLM memories (records, atomic statements)")
+    parser.add_argument("--no-answers", action="store_true", help="retrieval-only runs alone")
+    parser.add_argument("--rebuild", action="store_true", help="import into a fresh library even when one is cached")
+    parser.add_argument("--json", type=Path, help="write the report here (default: report.json in the library folder)")
+    args = parser.parse_args(argv)
+
+    say = lambda line: print(line, flush=True)  # noqa: E731
+    questions = interleaved(load_questions(args.questions))
+    asked = questions[:args.limit] if args.limit is not None else questions
+    paths = make_day(args.out, log=say)
+    settings = library_settings(args.llm, not args.no_memories)
+    library, import_s = built_library(paths, settings, args.rebuild, log=say)
+    report: dict = {"llm": args.llm, "memories": not args.no_memories, "library": str(library.paths.root),
+                    "files": [p.name for p in paths], "import_seconds": round(import_s, 1), "questions": len(questions)}
+    path = Path(args.json or library.paths.root / "report.json")
+    strategy = args.strategy or settings.strategy
+
+    def ask_report(results: list[QuestionResult]) -> dict:
+        return {"strategy": strategy, "summary": summarize(results), "by_category": by_category(results),
+                "questions": [r.__dict__ for r in results]}
+
+    def checkpoint(results: list[QuestionResult]) -> None:
+        write_report(path, {**report, "ask": ask_report(results)})
+
+    try:
+        say("retrieval alone, k=12: Hit@1, Hit@5 and Hit@5 per category")
+        report["retrieval"] = retrieval_runs(library, questions, args.strategies.split(","), log=say)
+        say(strategy_matrix(report["retrieval"]))
+        write_report(path, report)
+        if not args.no_answers:
+            say(f"\nasking {len(asked)} questions with {args.llm} (strategy {strategy})")
+            report["ask"] = ask_report(ask_all(library, asked, args.strategy, log=say, checkpoint=checkpoint))
+            say(f"\nask path (strategy {strategy}, {args.llm}, memories {'on' if report['memories'] else 'off'})")
+            summary = report["ask"]["summary"]
+            say(table([("all", summary), *report["ask"]["by_category"].items()], ASK_COLUMNS))
+            write_report(path, report)
+    finally:
+        library.close()
+    say(f"\nreport: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,153 @@
+"""The two-day test library (benchmarks/testday): its questions agree with its day plan, the answer judge
+reads answers fairly, the generated files are real, dated and reproducible; and (slow) the whole day
+through import -> memories -> ask holds its floors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from benchmarks.testday import make_day as day
+from benchmarks.testday.judge import is_right, normalize
+from benchmarks.testday.questions import interleaved, load_questions
+from egodesk.core.timeutil import to_ts, utc_to_local_ts
+from egodesk.eval.benchmark import BenchmarkError
+from egodesk.media.probe import probe
+from egodesk.media.starttime import recording_start, start_from_name
+
+REPO = Path(__file__).resolve().parents[2]
+CLASSES = {"where", "visual", "written", "said", "with", "after", "clock", "day", "count", "unanswerable"}
+
+
+def test_questions_cover_every_class_and_are_enough():
+    questions = load_questions()
+    categories = {q.bench.category for q in questions}
+    assert len(questions) >= 30
+    assert categories == CLASSES
+    assert sum(q.bench.unanswerable for q in questions) >= 4
+    assert all(q.bench.unanswerable == (q.bench.category == "unanswerable") for q in questions)
+
+
+def test_every_evidence_moment_lies_inside_its_recording_and_before_the_question():
+    spans = {r.name: (to_ts(r.start), to_ts(r.end)) for r in day.DAY}
+    for q in load_questions():
+        for moment in q.bench.evidence:
+            start, end = spans[moment.source]
+            assert start <= moment.start < moment.end <= end, (q.bench.id, moment)
+            assert moment.end <= q.bench.asked_at, q.bench.id
+
+
+def test_interleaved_questions_cover_every_class_first():
+    questions = interleaved(load_questions())
+    assert {q.bench.category for q in questions[:len(CLASSES)]} == CLASSES
+    assert sorted(q.bench.id for q in questions) == sorted(q.bench.id for q in load_questions())
+
+
+def test_the_day_spans_two_calendar_days_with_at_least_eight_files():
+    assert len(day.DAY) >= 8
+    assert {r.start.date() for r in day.DAY} == {datetime(2026, 11, 17).date(), datetime(2026, 11, 18).date()}
+    assert len({r.name for r in day.DAY}) == len(day.DAY)
+
+
+def test_the_importer_reads_each_start_time_as_planned():
+    for recording in day.DAY:
+        if recording.dated_by == "filename":
+            assert start_from_name(day.file_name(recording), datetime(2026, 12, 1)) == recording.start
+        else:  # a GoPro counter name: no time in it, the container's UTC creation_time dates it
+            assert start_from_name(day.file_name(recording), datetime(2026, 12, 1)) is None
+            written = datetime.fromisoformat(day.creation_time(recording).replace("Z", "+00:00"))
+            assert utc_to_local_ts(written) == to_ts(recording.start)
+
+
+def test_a_bad_questions_file_is_refused_with_its_line(tmp_path):
+    row = json.loads(day.QUESTIONS.read_text(encoding="utf-8").splitlines()[0])
+    path = tmp_path / "questions.jsonl"
+    path.write_text(json.dumps(row) + "\n" + json.dumps({**row, "id": "x2", "accept": []}) + "\n", encoding="utf-8")
+    with pytest.raises(BenchmarkError, match=r"questions.jsonl:2: an answerable question needs"):
+        load_questions(path)
+    path.write_text(json.dumps(row) + "\n" + json.dumps(row) + "\n", encoding="utf-8")
+    with pytest.raises(BenchmarkError, match=r":2: id td01 repeats"):
+        load_questions(path)
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("The next bus was at 08:24.", ["the", "next", "bus", "was", "at", "8:24"]),
+    ("forty-two and twelve thousand euros", ["42", "and", "12000", "euros"]),
+    ("one hundred and eighty degrees, twice", ["180", "degrees", "2"]),
+    ("nineteen sixty nine", ["19", "69"]),
+    ("R00M214 / FRIDAY9:30", ["r", "00", "m", "214", "friday", "9:30"]),
+    ("It costs 3.50, or 12,000 in total. Café!", ["it", "costs", "3.50", "or", "12000", "in", "total", "cafe"]),
+])
+def test_normalize(text, words):
+    assert normalize(text) == words
+
+
+@pytest.mark.parametrize(("answer", "accept", "right"), [
+    ("I saw it twice.", ["2"], True),
+    ("You had coffee two times.", ["2"], True),
+    ("Twelve times.", ["2"], False),  # a number inside another is no match
+    ("The budget is twelve thousand euros.", ["12000"], True),
+    ("The whiteboard said ROOM 214", ["214"], True),
+    ("It said R00M214.", ["214"], True),  # what the OCR writes
+    ("At 8:24 in the morning", ["8:24"], True),
+    ("At 8:42", ["8:24"], False),
+    ("This season was great", ["son"], False),
+    ("Priya and Tom were there", [["priya", "tom"]], True),
+    ("Priya was there", [["priya", "tom"]], False),
+    ("They are in the kitchen drawer.", ["shelf"], False),
+])
+def test_judge(answer, accept, right):
+    assert is_right(answer, accept) is right
+
+
+def _probe_streams(path: Path) -> dict:
+    out = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=codec_name,codec_type", "-of", "json", str(path)],
+                         check=True, capture_output=True, text=True).stdout
+    return {s["codec_type"]: s["codec_name"] for s in json.loads(out)["streams"]}
+
+
+def test_a_recording_is_real_h264_aac_reproducible_and_dated(tmp_path, monkeypatch):
+    """A short recording built from the same parts as the day (walk, photo, board, two voices)."""
+    short = (day.Scene(2, day.Walk(1.0, sign=("MAPLE STREET",)), ((0.2, day.TOM, "Hi."),)),
+             day.Scene(2, day.Photo("chelsea")),
+             day.Scene(2, day.Board(("BUS 42",)), ((0.1, day.MARIA, "Bus."),)))
+    plan = (replace(day.DAY[0], scenes=short), replace(day.DAY[3], scenes=short[:1]))
+    monkeypatch.setattr(day, "DAY", plan)
+    first = day.make_day(tmp_path / "a", log=lambda line: None)
+    second = day.make_day(tmp_path / "b", log=lambda line: None)
+    assert [p.read_bytes() for p in first] == [p.read_bytes() for p in second]  # same bytes: fixed seeds, bit-exact
+    stamp = first[0].stat().st_mtime_ns
+    assert day.make_day(tmp_path / "a", log=lambda line: pytest.fail(line)) == first  # idempotent
+    assert first[0].stat().st_mtime_ns == stamp
+    for path, recording in zip(first, plan):
+        info = probe(path)
+        assert _probe_streams(path) == {"video": "h264", "audio": "aac"}
+        assert info.duration == pytest.approx(recording.seconds, abs=0.1)
+        assert recording_start(path, info) == (to_ts(recording.start), "metadata" if recording.dated_by == "metadata" else "filename")
+
+
+@pytest.mark.slow
+def test_the_test_day_end_to_end_holds_its_floors(tmp_path):
+    """The real app path on the whole day: generate (cached), import (cached library), retrieval alone
+    for hybrid and auto on all 43 questions, and 10 questions (one per class) asked with llm-quality.
+    The LLM memories are off to fit the slow suite. Under a load of ~15 on 2 cores the import took 9
+    minutes and an llm-quality answer several minutes: run it on idle cores."""
+    report = tmp_path / "report.json"
+    subprocess.run([sys.executable, str(REPO / "benchmarks" / "test_day.py"), "--no-memories", "--limit", "10",
+                    "--strategies", "hybrid,auto", "--json", str(report)], check=True, cwd=REPO, timeout=60 * 60)
+    data = json.loads(report.read_text(encoding="utf-8"))
+    ask = data["ask"]["summary"]
+    assert ask["questions"] == 10
+    for strategy in ("hybrid", "auto"):
+        assert data["retrieval"][strategy]["summary"]["hit@5"] >= FLOORS[f"{strategy} hit@5"], strategy
+
+
+# A little under what was measured on 2026-12-02 (all 43 questions, 38 with a moment: hybrid Hit@5 0.842,
+# auto 0.947); raise them as the day's figures improve.
+FLOORS = {"hybrid hit@5": 0.75, "auto hit@5": 0.85}
