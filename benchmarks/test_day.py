@@ -101,18 +101,32 @@ def ask_all(library: Library, questions: list[DayQuestion], strategy: str | None
         result = QuestionResult(q.id, q.category, q.unanswerable, abstained=answer.abstained, grounded=answer.grounded,
                                 tokens=answer.tokens, answer_ms=total_ms)
         result.correct = answer.abstained if q.unanswerable else (not answer.abstained and is_right(answer.text, item.accept))
-        if moments:
-            result.retrieval = {"chips@3": hit_at_k(chips, moments, 3), "chips@5": hit_at_k(chips, moments, 5),
-                                "cite_ok": float(any(e.source == s and overlaps(e.start, e.end, a, b)
-                                                     for e in cited for s, a, b in moments))}
         result.detail = {"question": q.question, "answer": answer.text, "expected": item.accept, "strategy": answer.extra.get("strategy"),
                          "chips": [{"source": e.source, "start": e.start, "end": e.end, "cited": e.unit_id in answer.cited}
                                    for e in answer.evidence[:8]]}
+        if moments:
+            result.retrieval = {"chips@3": hit_at_k(chips, moments, 3), "chips@5": hit_at_k(chips, moments, 5)}
+            result.detail["cite_ok"] = any(e.source == s and overlaps(e.start, e.end, a, b) for e in cited for s, a, b in moments)
         results.append(result)
         checkpoint(results)
         mark = "ok " if result.correct else "BAD"
         log(f"  {mark} {q.id} [{q.category}] {q.question} -> {answer.text[:120]!r} ({total_ms / 1000:.1f} s)")
     return results
+
+
+def ask_summary(results: list[QuestionResult]) -> dict:
+    """The runner's summary plus cite_ok: the share of questions with a moment where a cited unit is on it."""
+    summary = summarize(results)
+    cites = [float(r.detail["cite_ok"]) for r in results if "cite_ok" in r.detail]
+    summary["cite_ok"] = sum(cites) / len(cites) if cites else None
+    return summary
+
+
+def ask_by_category(results: list[QuestionResult]) -> dict[str, dict]:
+    groups: dict[str, list[QuestionResult]] = {}
+    for r in results:
+        groups.setdefault(r.category, []).append(r)
+    return {name: ask_summary(group) for name, group in sorted(groups.items())}
 
 
 def retrieval_runs(library: Library, questions: list[DayQuestion], strategies: list[str], log=print) -> dict[str, dict]:
@@ -182,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     strategy = args.strategy or settings.strategy
 
     def ask_report(results: list[QuestionResult]) -> dict:
-        return {"strategy": strategy, "summary": summarize(results), "by_category": by_category(results),
+        return {"strategy": strategy, "summary": ask_summary(results), "by_category": ask_by_category(results),
                 "questions": [r.__dict__ for r in results]}
 
     def checkpoint(results: list[QuestionResult]) -> None:
