@@ -91,12 +91,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strategies", default=STRATEGIES)
     parser.add_argument("--embedder", choices=list(MODEL_ID_OF_ROLE), default=DEFAULT_MODEL,
                         help="manifest role of the text embedder (default: %(default)s)")
+    parser.add_argument("--threads", type=int, default=2, help="embedder threads (1 on a busy machine: llama.cpp threads spin)")
     parser.add_argument("--cache", type=Path, help="folder for the synthetic libraries (default: the user cache)")
     add_output_args(parser)
     args = parser.parse_args(argv)
     sizes = [int(s) for s in (args.sizes or ("10000,100000" if args.quick else "10000,100000,1000000")).split(",")]
     count = args.queries or (30 if args.quick else 100)
-    embedder = make_embedder(threads=2, model=args.embedder)
+    embedder = make_embedder(threads=args.threads, model=args.embedder)
     report = Report("retrieval-latency")
     for units in sizes:
         key = {"layout": LAYOUT_VERSION, "units": units, "model": embedder.model_id}
