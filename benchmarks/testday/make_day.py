@@ -1,6 +1,6 @@
 """Generate the two-day test library: real H.264/AAC camera files a wearer could have recorded.
 
-    .venv/bin/python benchmarks/testday/make_day.py [OUT_DIR]     # default ~/.cache/egodesk/testday/
+    .venv/bin/python benchmarks/testday/make_day.py [OUT_DIR]     # default ~/.cache/egodesk/testday/<plan digest>/
 
 The day plan (`DAY`) is the single description of what happens; `questions.jsonl` beside this file
 annotates moments of it. Pictures come from the real first-person walk in `../shared/media` and from
@@ -41,7 +41,10 @@ WIDTH, HEIGHT, FPS = 848, 480, 30  # the walk video's frame size; 30 fps like a 
 RATE = 22050  # espeak-ng's sample rate; the track is mixed at it and encoded to AAC
 
 # The voices (espeak-ng voice+variant): the wearer and the people they meet.
-WEARER, MARIA, TOM, PRIYA, BARISTA = "en-gb", "en-us+f3", "en-us+m3", "en-gb+f2", "en-gb-scotland"
+WEARER, MARIA, TOM, PRIYA, BARISTA = "en-gb", "en-gb+f4", "en-us+m3", "en-gb+f2", "en-gb-x-rp"
+# Slower than espeak-ng's default (175 words a minute) with short gaps between words: closer to how people
+# talk, and Whisper then hears what is said (at the default it heard "late" as "right", "Tom" as "time").
+SPEECH = ("-s", "135", "-g", "3")
 
 
 @dataclass(frozen=True)
@@ -103,14 +106,14 @@ DAY: tuple[Recording, ...] = (
         Scene(15, Photo("coffee"), ((1.5, MARIA, "Good morning! I made you a coffee."),
                                     (7.5, WEARER, "Thank you Maria. Have you seen my keys?"))),
         Scene(15, Board(("BUY MILK", "AND EGGS"), paper=(250, 235, 120), wall=(210, 210, 205)),
-              ((1.0, MARIA, "Tom said the keys are in the kitchen drawer."),
+              ((1.0, MARIA, "Tom said the keys are in the bowl by the kitchen window."),
                (8.0, WEARER, "Great. I will buy milk after work."))),
     )),
     Recording("20261117_081500", _at(1, 8, 15), (
         Scene(15, Walk(0.0), ((3.0, WEARER, "Hi Tom!"),
                               (6.0, TOM, "Good morning. The number forty two bus is late again."))),
         Scene(15, Board(("BUS 42  CITY CENTRE", "NEXT 08:24"), ink=(255, 170, 0), paper=(15, 15, 15), wall=(120, 140, 150)),
-              ((2.0, TOM, "I have to be at the station at nine."), (9.0, WEARER, "See you tonight, Tom."))),
+              ((2.0, TOM, "I have to be at the station at nine o'clock."), (9.0, WEARER, "See you tonight, Tom."))),
     )),
     Recording("20261117_123000", _at(1, 12, 30), (
         Scene(15, Board(("SCIENCE MUSEUM", "SPACE HALL", "OPEN 10-18"), ink=(255, 255, 255), paper=(30, 60, 140))),
@@ -138,7 +141,7 @@ DAY: tuple[Recording, ...] = (
     )),
     Recording("20261118_124500", _at(2, 12, 45), (
         Scene(15, Photo("coffee"), ((2.0, WEARER, "One cappuccino, please."),
-                                    (6.0, BARISTA, "That is three euros fifty."))),
+                                    (6.0, BARISTA, "That will be three euros fifty, please."))),
         Scene(15, Board(("CAFE LUNA", "CAPPUCCINO 3.50", "SOUP OF THE DAY: TOMATO"), ink=(240, 240, 240),
                         paper=(40, 70, 50), wall=(120, 90, 60))),
     )),
@@ -263,7 +266,7 @@ def speak(voice: str, words: str, workdir: Path) -> np.ndarray:
     if shutil.which("espeak-ng") is None:
         raise FileNotFoundError("espeak-ng is not installed (Debian package espeak-ng; ./setup.sh installs it)")
     out = workdir / f"say-{hashlib.sha256(f'{voice}|{words}'.encode()).hexdigest()[:12]}.wav"
-    subprocess.run(["espeak-ng", "-v", voice, "-s", "150", "-w", str(out), words], check=True, capture_output=True)
+    subprocess.run(["espeak-ng", "-v", voice, *SPEECH, "-w", str(out), words], check=True, capture_output=True)
     with wave.open(str(out)) as handle:
         if handle.getframerate() != RATE or handle.getsampwidth() != 2:
             raise RuntimeError(f"espeak-ng wrote {handle.getframerate()} Hz / {handle.getsampwidth() * 8} bit, expected {RATE} Hz 16 bit")
@@ -344,7 +347,10 @@ def encode(recording: Recording, out: Path, seed: int, walk_source: np.ndarray, 
 
 
 def default_out() -> Path:
-    return platformdirs.user_cache_path("egodesk") / "testday"
+    """A folder named by the plan (and how it is rendered): a changed plan is written anew, not mixed
+    with files of the old one (make_day keeps any file already there)."""
+    plan = repr((DAY, SPEECH, WIDTH, HEIGHT, FPS, RATE)).encode()
+    return platformdirs.user_cache_path("egodesk") / "testday" / hashlib.sha256(plan).hexdigest()[:12]
 
 
 def make_day(out: Path | None = None, log=print) -> list[Path]:
