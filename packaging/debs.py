@@ -3,8 +3,8 @@
 `debs.py app FROZEN_DIR OUT_DIR` writes egodesk_<version>_amd64.deb (the app in /opt/egodesk, the command
 /usr/bin/egodesk, the desktop entry, its icon) and egodesk-<version>-linux-x86_64.tar.gz (the same app
 folder). Its `Depends:` are computed, not listed by hand: the Debian packages owning every system
-library the bundled ELF files link to, libc6 at the newest glibc symbol version they use, and ffmpeg,
-which egodesk runs as a program.
+library the bundled ELF files link to and every system library PyInstaller copied into the app, libc6 at
+the newest glibc symbol version they use, and ffmpeg, which egodesk runs as a program.
 
 `debs.py models OUT_DIR` writes egodesk-models_<version>_all.deb: every file `models/manifest.toml`
 lists, taken from where ./setup.sh assembled it after a full size + sha256 check, into
@@ -14,6 +14,7 @@ lists, taken from where ./setup.sh assembled it after a full size + sha256 check
 from __future__ import annotations
 
 import argparse
+import filecmp
 import os
 import re
 import shutil
@@ -32,6 +33,7 @@ from egodesk.core.paths import bundled_models_dir  # noqa: E402
 INSTALL_DIR = Path("opt/egodesk")
 MAINTAINER = "egodesk developers <egodesk@localhost>"
 GLIBC = re.compile(r"GLIBC_(\d+)\.(\d+)")
+SYSTEM_LIB_DIRS = (Path("/usr/lib/x86_64-linux-gnu"), Path("/lib/x86_64-linux-gnu"))
 
 
 class PackagingError(Exception):
@@ -65,6 +67,20 @@ def system_libraries(app: Path, elves: list[Path]) -> tuple[set[str], list[str]]
                 if not Path(target).resolve().is_relative_to(app.resolve()):
                     outside.add(target)
     return outside, missing
+
+
+def copied_system_libraries(app: Path) -> set[str]:
+    """The system libraries PyInstaller copied into the app (the same bytes as this machine's file).
+    Their packages bring what those libraries read at run time and no ldd shows: fontconfig's fonts.conf,
+    xkbcommon's keymaps, PulseAudio's client configuration."""
+    copied = set()
+    for library in sorted((app / "_internal").glob("*.so*")):
+        for folder in SYSTEM_LIB_DIRS:
+            system = folder / library.name
+            if system.is_file() and filecmp.cmp(library, system, shallow=False):
+                copied.add(str(system))
+                break
+    return copied
 
 
 def owning_packages(libraries: set[str]) -> set[str]:
@@ -113,8 +129,8 @@ def package_app(frozen: Path, out_dir: Path) -> list[Path]:
     outside, missing = system_libraries(frozen, elves)
     for line in missing:
         print(f"[debs] not found on this machine (that plugin will not load): {line}", file=sys.stderr)
-    glibc = "%d.%d" % newest_glibc(elves)
-    depends = sorted(owning_packages(outside) - {"libc6"})
+    glibc = ".".join(map(str, newest_glibc(elves)))
+    depends = sorted(owning_packages(outside | copied_system_libraries(frozen)) - {"libc6"})
     print(f"[debs] {len(elves)} ELF files; newest glibc symbol {glibc}; system packages: {', '.join(depends)}",
           file=sys.stderr)
 
