@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
+from typing import TextIO
 
 from egodesk.core.paths import LibraryPaths
 from egodesk.core.settings import Settings
@@ -111,7 +112,8 @@ class _ProgressLog:
     attached callers. A file that cannot be written (a full disk) only costs them the events."""
 
     def __init__(self, path: Path, progress: Callable[[Progress], None]):
-        self.path, self.progress, self.handle = path, progress, None
+        self.path, self.progress = path, progress
+        self.handle: TextIO | None = None
 
     def __enter__(self) -> _ProgressLog:
         try:
