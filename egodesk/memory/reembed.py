@@ -122,7 +122,7 @@ def _embed_batch(store: Store, indices: IndexManager, embedder, space: str, ids:
         texts = [u for u in units if u not in entries]
         if texts:
             field = _RECORD_FIELD.get(space)
-            vectors = embedder.embed_documents([u.meta[field] if field else u.text for u in texts])
+            vectors = embedder.embed_documents([(u.meta or {})[field] if field else u.text for u in texts])
             indices.add(SHADOW + space, [u.id for u in texts], vectors, embedder.model_id, session=s)
         if entries:
             indices.add(SHADOW + space, [u.id for u in entries], _entry_vectors(s, space, entries),
@@ -132,7 +132,7 @@ def _embed_batch(store: Store, indices: IndexManager, embedder, space: str, ids:
 
 def _entry_vectors(s, space: str, entries: list[Unit]) -> np.ndarray:
     """A memory entry's vector: its members' shadow vectors summed (members were embedded first)."""
-    members = {u.id: [m["record"] for m in u.meta["members"]] for u in entries}
+    members = {u.id: [m["record"] for m in (u.meta or {})["members"]] for u in entries}
     ids, matrix = load_vectors(s, SHADOW + space, [r for rs in members.values() for r in rs])
     row = {int(i): n for n, i in enumerate(ids)}
     return normalise(np.array([matrix[[row[r] for r in members[u.id] if r in row]].sum(axis=0) for u in entries]))
@@ -150,7 +150,7 @@ def _swap(store: Store, indices: IndexManager, spaces: list[str], model_id: str)
             shadow = SHADOW + space
             s.execute(delete(Vector).where(Vector.space == space))
             s.execute(update(Vector).where(Vector.space == shadow).values(space=space))
-            dim = s.get(IndexInfo, shadow).dim
+            dim = s.get_one(IndexInfo, shadow).dim
             s.execute(update(IndexInfo).where(IndexInfo.name == space).values(model_id=model_id, dim=dim, count=0, file="", sha256=""))
             s.execute(delete(IndexInfo).where(IndexInfo.name == shadow))
         _entry_sums(s, [space for space in spaces if space in _RECORD_FIELD])
