@@ -145,9 +145,10 @@ def test_the_test_day_end_to_end_holds_its_floors(tmp_path):
     ask = data["ask"]["summary"]
     assert ask["questions"] == 10
     for strategy in ("hybrid", "auto"):
-        assert data["retrieval"][strategy]["summary"]["hit@5"] >= FLOORS[f"{strategy} hit@5"], strategy
+        for k in ("hit@1", "hit@5"):
+            assert data["retrieval"][strategy]["summary"][k] >= FLOORS[f"{strategy} {k}"], (strategy, k)
 
 
-# A little under what was measured on 2026-12-02 (all 43 questions, 38 with a moment: hybrid Hit@5 0.842,
-# auto 0.947); raise them as the day's figures improve.
-FLOORS = {"hybrid hit@5": 0.75, "auto hit@5": 0.85}
+# A little under what was measured on 2026-12-02 (all 43 questions, 38 with a moment: hybrid Hit@1 0.632,
+# Hit@5 0.895; auto 0.658, 0.947); raise them as the day's figures improve.
+FLOORS = {"hybrid hit@1": 0.55, "hybrid hit@5": 0.80, "auto hit@1": 0.55, "auto hit@5": 0.85}
