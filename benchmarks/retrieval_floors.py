@@ -24,8 +24,9 @@ from egodesk.eval.benchmark import load_benchmark
 from egodesk.eval.metrics import hit_at_k, recall_at_k
 from egodesk.eval.runner import open_library
 from egodesk.perception.embedder import DEFAULT_MODEL, MODEL_ID_OF_ROLE, make_embedder
-from egodesk.retrieval.base import Memory, Query, make_strategy
+from egodesk.retrieval.base import Memory, Query
 from egodesk.retrieval.fusion import rrf
+from egodesk.retrieval.registry import make_strategy
 
 POOL = 36
 

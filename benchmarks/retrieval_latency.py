@@ -27,7 +27,8 @@ from synthetic import DAY0, LAYOUT_VERSION, asked_at, day_title, days_for, open_
 
 from egodesk.core.timeutil import to_ts
 from egodesk.perception.embedder import DEFAULT_MODEL, MODEL_ID_OF_ROLE, make_embedder
-from egodesk.retrieval.base import Memory, Query, make_strategy
+from egodesk.retrieval.base import Memory, Query
+from egodesk.retrieval.registry import make_strategy
 
 STRATEGIES = "flat,subchunk,parent,parent-time,hybrid,context,records,timeaware,carve,auto"
 QUESTIONS = ["When was the last time I took the keys?", "Where did I leave the blue umbrella?",

@@ -50,7 +50,8 @@ from egodesk.media.keyframes import write_thumbnail
 from egodesk.memory import atomic, records
 from egodesk.memory.consolidation import CompressionParams, OnlineCompressor
 from egodesk.memory.indices import IndexManager
-from egodesk.memory.parent_child import BUILDER as PC_BUILDER, split_subchunks
+from egodesk.memory.parent_child import BUILDER as PC_BUILDER
+from egodesk.memory.parent_child import split_subchunks
 from egodesk.memory.record_tables import BuildProgress, EventPrototype, MemoryEntryState, to_bytes
 from egodesk.memory.records import Record
 from egodesk.memory.store import Caption, Clip, Footage, IndexInfo, Job, Keyframe, Store, TranscriptSegment, Unit
@@ -535,9 +536,8 @@ def question_latency(root: Path, cold: list[str] = COLD_QUESTIONS, warm: list[st
     import tokenizers  # noqa: F401
 
     from egodesk.pipeline.library import Library
-    from egodesk.retrieval.base import Memory, Query, make_strategy, strategy_names
-
-    strategy_names()  # imports every strategy module
+    from egodesk.retrieval.base import Memory, Query
+    from egodesk.retrieval.registry import make_strategy
     started, cpu_started = time.perf_counter(), time.process_time()
     library = Library(root)
     engines = library.engines

@@ -131,7 +131,7 @@ def ask_by_category(results: list[QuestionResult]) -> dict[str, dict]:
 
 def retrieval_runs(library: Library, questions: list[DayQuestion], strategies: list[str], log=print) -> dict[str, dict]:
     """Retrieval alone, per strategy; strategies whose memory was not built are reported as skipped."""
-    from egodesk.retrieval.base import make_strategy
+    from egodesk.retrieval.registry import make_strategy
 
     memory = library.memory
     out: dict[str, dict] = {}

@@ -61,7 +61,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def register(sub) -> None:
     from egodesk.eval.runner import LLM_MEMORIES
-    from egodesk.retrieval.base import strategy_names
+    from egodesk.retrieval.registry import strategy_names
 
     p = sub.add_parser("ask", help="ask a question about your footage")
     p.add_argument("question")

@@ -28,8 +28,9 @@ from egodesk.eval.reply_cache import ReplyCache
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.store import Footage, Store, Unit
 from egodesk.pipeline.ask import answer, retrieve
-from egodesk.retrieval.base import Memory, make_strategy, strategy_class
+from egodesk.retrieval.base import Memory
 from egodesk.retrieval.catalog import PARENT_KINDS
+from egodesk.retrieval.registry import make_strategy, strategy_class
 
 REPORT_KS = (1, 5, 12)
 SUMMARY_ORDER = ("hit@1", "hit@5", "hit@12", "recall@5", "recall@12", "ndcg@5", "ndcg@12")

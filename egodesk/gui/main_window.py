@@ -321,7 +321,7 @@ class MainWindow(QMainWindow):
     # -- dialogs -----------------------------------------------------------------------------------
 
     def open_settings(self) -> SettingsDialog:
-        from egodesk.retrieval.base import strategy_names
+        from egodesk.retrieval.registry import strategy_names
 
         dialog = SettingsDialog(self.library.settings, self, choices={"strategy": strategy_names()},
                                 data_folder=self.library.paths.root)

@@ -21,8 +21,9 @@ from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.memory.store import Footage
 from egodesk.reasoning.answerer import answer_question
 from egodesk.reasoning.facts import attach_facts
-from egodesk.retrieval.base import Memory, Query, make_strategy
+from egodesk.retrieval.base import Memory, Query
 from egodesk.retrieval.question import TimeWindow
+from egodesk.retrieval.registry import make_strategy
 
 # A longer question (a pasted text, say) is cut to its start and its end, where the actual question
 # usually is: retrieval reads about what the embedder would (256 word pieces), and the prompt stays

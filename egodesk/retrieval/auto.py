@@ -31,9 +31,12 @@ from 0.270 to 0.475 on epic-dev, but judging cost 11-18 s a question, about as m
 from __future__ import annotations
 
 from egodesk.core.types import Evidence
-from egodesk.retrieval.base import Query, Strategy, make_strategy, register
+from egodesk.retrieval.base import Query, Strategy
+from egodesk.retrieval.context import Context
+from egodesk.retrieval.parent import Hybrid
+from egodesk.retrieval.timeaware import TimeAware
 
-MEMBERS = ("hybrid", "context", "timeaware")
+MEMBERS: tuple[type[Strategy], ...] = (Hybrid, Context, TimeAware)
 WEIGHTS = {"hybrid": 0.25, "context": 2.0, "timeaware": 1.0}
 PLAIN_TIMEAWARE = 0.25  # timeaware's weight for a question without temporal intent
 FUSION_K0 = 20  # a short list: the top ranks of each member should count for more than RRF's usual 60
@@ -41,12 +44,11 @@ PINPOINT_WEIGHT = 3.0  # a member sure of the moment outweighs the others agreei
 POOL_FACTOR = 2  # each member ranks this many times k, so a moment low in one list can still be lifted
 
 
-@register
 class Auto(Strategy):
     name = "auto"
 
     def members(self) -> list[Strategy]:
-        return [s for s in (make_strategy(name, self.memory) for name in MEMBERS) if s.available()]
+        return [s for s in (cls(self.memory) for cls in MEMBERS) if s.available()]
 
     def available(self) -> bool:
         return bool(self.members())

@@ -2,7 +2,7 @@
 
 A strategy is a class with a `name` and `retrieve(query) -> list[Evidence]` (best first), constructed
 with a `Memory`: the store, its vector indices, the text embedder and, for the strategies that reason
-while retrieving, the LLM. `make_strategy("hybrid", memory)` gives one by name.
+while retrieving, the LLM. `retrieval.registry.make_strategy("hybrid", memory)` gives one by name.
 """
 
 from __future__ import annotations
@@ -167,33 +167,3 @@ class Strategy:
 
     def retrieve(self, query: Query) -> list[Evidence]:
         raise NotImplementedError
-
-
-STRATEGIES: dict[str, type[Strategy]] = {}
-
-
-def register(cls: type[Strategy]) -> type[Strategy]:
-    STRATEGIES[cls.name] = cls
-    return cls
-
-
-def strategy_names() -> list[str]:
-    _load_all()
-    return list(STRATEGIES)
-
-
-def strategy_class(name: str) -> type[Strategy]:
-    _load_all()
-    if name not in STRATEGIES:
-        raise KeyError(f"unknown retrieval strategy {name!r}; known: {', '.join(STRATEGIES)}")
-    return STRATEGIES[name]
-
-
-def make_strategy(name: str, memory: Memory) -> Strategy:
-    return strategy_class(name)(memory)
-
-
-def _load_all() -> None:
-    """Import the strategy modules so that their classes register themselves."""
-    from egodesk.retrieval import auto, carve, context, parent, records, rerank, timeaware  # noqa: F401
-

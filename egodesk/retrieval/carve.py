@@ -25,7 +25,7 @@ import numpy as np
 from egodesk.core.types import Evidence
 from egodesk.memory.vectors import load_vectors
 from egodesk.memory.visual import TEXT_SPACE, LabelIndex
-from egodesk.retrieval.base import Memory, Query, Strategy, register
+from egodesk.retrieval.base import Memory, Query, Strategy
 from egodesk.retrieval.catalog import PARENT_KINDS
 from egodesk.retrieval.rerank import Reranker
 
@@ -64,7 +64,6 @@ REPRESENTATIONS: dict[str, tuple[tuple[str, ...], Retriever]] = {
 }
 
 
-@register
 class Carve(Strategy):
     name = "carve"
 

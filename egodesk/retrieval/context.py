@@ -19,7 +19,7 @@ import threading
 import numpy as np
 
 from egodesk.core.types import Evidence
-from egodesk.retrieval.base import Memory, Query, Strategy, register
+from egodesk.retrieval.base import Memory, Query, Strategy
 from egodesk.retrieval.catalog import PARENT_KINDS, Catalog
 
 CANDIDATES = 48
@@ -98,7 +98,6 @@ def context_ranking(memory: Memory, query: Query, kinds: tuple[str, ...] = PAREN
     return sorted(scored, key=lambda x: (-x[1], x[0]))
 
 
-@register
 class Context(Strategy):
     name = "context"
 

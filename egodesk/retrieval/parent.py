@@ -9,7 +9,7 @@ same parent expansion; Parent-Time is Parent restricted to memory from before th
 from __future__ import annotations
 
 from egodesk.core.types import Evidence
-from egodesk.retrieval.base import Memory, Query, Strategy, register
+from egodesk.retrieval.base import Memory, Query, Strategy
 from egodesk.retrieval.catalog import PARENT_KINDS
 from egodesk.retrieval.fusion import Ranking, rank_map, rrf, to_parents
 
@@ -53,7 +53,6 @@ def parents_evidence(memory: Memory, ranking: Ranking, k: int, strategy: str, si
     return out
 
 
-@register
 class Flat(Strategy):
     name = "flat"
     spaces = ()
@@ -73,7 +72,6 @@ class Flat(Strategy):
                 for i, (row, cos) in enumerate(hits[: query.k], start=1)]
 
 
-@register
 class Subchunk(Strategy):
     name = "subchunk"
     spaces = (CHILD_SPACE,)
@@ -85,7 +83,6 @@ class Subchunk(Strategy):
                 for i, (row, cos) in enumerate(hits, start=1)]
 
 
-@register
 class Parent(Strategy):
     name = "parent"
     spaces = (CHILD_SPACE,)
@@ -98,7 +95,6 @@ class Parent(Strategy):
         return parents_evidence(self.memory, dense, query.k, self.name, {"dense": dense})
 
 
-@register
 class ParentTime(Parent):
     """Parent, using only memory from before the question (the strictly online setting)."""
 
@@ -109,7 +105,6 @@ class ParentTime(Parent):
         return min(times) if times else None
 
 
-@register
 class Hybrid(Strategy):
     name = "hybrid"
     spaces = (CHILD_SPACE,)

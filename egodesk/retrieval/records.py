@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from egodesk.core.types import Evidence
-from egodesk.retrieval.base import Query, Strategy, register
+from egodesk.retrieval.base import Query, Strategy
 from egodesk.retrieval.question import MIN_COVERAGE, cue_coverage, cue_words
 
 OBJECT_SPACE = "record-object"
@@ -31,7 +31,6 @@ ENTRY, RECORD = "memory-entry", "record"
 POOL = 200  # nearest by object and by action, scored exactly
 
 
-@register
 class Records(Strategy):
     name = "records"
     spaces = (OBJECT_SPACE, ACTION_SPACE)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from egodesk.core.types import Evidence
-from egodesk.retrieval.base import Query, Strategy, register
+from egodesk.retrieval.base import Query, Strategy
 from egodesk.retrieval.fusion import Ranking
 from egodesk.retrieval.parent import CHILD_SPACE, fused_children, parents_evidence
 
@@ -53,7 +53,6 @@ def rerank(ranking: Ranking, text: Callable[[int], str], question: str, reranker
     return [(head[i][0], float(scores[i])) for i in order] + [(row, 0.0) for row, _ in tail]
 
 
-@register
 class Rerank(Strategy):
     """Hybrid's children re-ordered by the reranker, then expanded to their parents."""
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from egodesk.core.types import Evidence
-from egodesk.retrieval.base import Memory, Query, Strategy, register
+from egodesk.retrieval.base import Memory, Query, Strategy
 from egodesk.retrieval.catalog import PARENT_KINDS, Catalog
 from egodesk.retrieval.question import MIN_COVERAGE, QuestionAnalysis, cue_coverage, cue_words
 
@@ -48,7 +48,6 @@ def coverage(catalog: Catalog, rows: np.ndarray, cues: frozenset[str]) -> np.nda
     return np.array([cue_coverage(cues, catalog.text[r]) for r in rows], dtype=float)
 
 
-@register
 class TimeAware(Strategy):
     name = "timeaware"
 

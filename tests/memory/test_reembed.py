@@ -22,7 +22,8 @@ from egodesk.memory.vectors import load_vectors, normalise
 from egodesk.perception.embedder import make_embedder
 from egodesk.pipeline.library import Library
 from egodesk.pipeline.textimport import import_memory_jsonl
-from egodesk.retrieval.base import Query, make_strategy
+from egodesk.retrieval.base import Query
+from egodesk.retrieval.registry import make_strategy
 from tests.memory.test_forget_records import build as build_with_records
 
 TEXTS = [

@@ -7,8 +7,9 @@ from egodesk.core.settings import Settings
 from egodesk.core.types import Evidence
 from egodesk.memory.store import Unit
 from egodesk.memory.visual import TEXT_SPACE
-from egodesk.retrieval.base import Memory, Query, make_strategy, strategy_names
+from egodesk.retrieval.base import Memory, Query
 from egodesk.retrieval.context import neighbours
+from egodesk.retrieval.registry import make_strategy, strategy_names
 from egodesk.retrieval.rerank import Rerank, rerank
 
 from .conftest import DAY1, DAY2, build_library, entry, ts
