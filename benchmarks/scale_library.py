@@ -228,7 +228,7 @@ class FootageWriter:
         self.params, self.max_chars = CompressionParams.from_settings(settings), settings.subchunk_max_chars
 
     def write(self, store: Store, number: int, start: float, duration: float) -> None:
-        rng, ids = self.rng, self.ids
+        ids = self.ids
         fid = ids("footage")
         stamp = from_ts(start)
         title = f"GX{number:06d}"
