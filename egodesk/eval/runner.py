@@ -214,10 +214,10 @@ def run_eval(bench_dir, strategy: str, k: int = 12, answer: bool = False, limit:
     the library's reply cache (`ReplyCache`) instead of the model."""
     from egodesk.perception.embedder import make_embedder
 
-    settings = settings or Settings()
+    settings = settings or Settings.load(None)  # defaults with EGODESK_<FIELD> overrides
     bench = load_benchmark(bench_dir, limit)
-    embedder = embedder or make_embedder(threads=min(2, settings.threads))
-    library_root = Path(library_dir) if library_dir else default_library_root(bench)
+    embedder = embedder or make_embedder(threads=min(2, settings.threads), model=settings.embedder_model)
+    library_root = Path(library_dir) if library_dir else default_library_root(bench, embedder.model_id)
     store, indices = open_library(bench, embedder, settings, library_root, progress)
     judged = strategy_class(strategy).needs_llm  # the LLM reranker judges candidates
     if (answer or memories or judged) and llm is None:
