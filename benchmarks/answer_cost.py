@@ -44,7 +44,9 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         llm = make_llm(settings, role=tier)
         report.add(f"LLM load [{tier}]", time.perf_counter() - start, "s")
-        data = run_eval(args.bench, settings.strategy, answer=True, limit=count, settings=settings, embedder=embedder, llm=llm, quiet=True)
+        data = run_eval(
+            args.bench, settings.strategy, answer=True, limit=count, settings=settings, embedder=embedder, llm=llm, quiet=True
+        )
         rows = data["questions"]
         answer_ms = [r["answer_ms"] for r in rows]
         whole_ms = [r["answer_ms"] + r["latency_ms"] for r in rows]

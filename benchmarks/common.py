@@ -39,8 +39,9 @@ class Reference:
 IMPRINT_LATENCY_MS = Reference(1700.0, "Imprint", "Imprint: 1.7 s retrieval per query (EgoLifeQA, 7 days)")
 # 109 MB for 7 days of EgoLife (Jake). EgoLife is 300 h from 6 wearers, ~50 h for one wearer over the
 # 7 days: 109e6 B / 3,000 min = 36.3 KB per minute of footage (our derivation, not the paper's).
-IMPRINT_KB_PER_MIN = Reference(109e6 / 3000 / 1000, "Imprint",
-                               "Imprint: 109 MB of memory for 7 days (~50 h of one wearer's footage: ~36 KB/min, derived)")
+IMPRINT_KB_PER_MIN = Reference(
+    109e6 / 3000 / 1000, "Imprint", "Imprint: 109 MB of memory for 7 days (~50 h of one wearer's footage: ~36 KB/min, derived)"
+)
 PARENT_TOKENS = Reference(3600.0, "parent retrieval", "parent retrieval: 3,600 tokens per query on average")
 PARENT_KB_PER_MIN = Reference(66.07, "parent retrieval", "parent retrieval: 66.07 KB per minute of footage (textual memory)")
 RTF_GOAL = Reference(0.25, "goal", "egodesk goal: transcripts + captions of 1 h of footage in <= 15 min on 2 cores")
@@ -71,8 +72,18 @@ class Report:
         self.started = time.perf_counter()
 
     def add(self, figure: str, value: float, unit: str, paper: Reference | None = None, note: str = "") -> None:
-        self.figures.append(Figure(self.benchmark, figure, float(value), unit, paper.value if paper else None,
-                                   paper.source if paper else "", note, paper.detail if paper else ""))
+        self.figures.append(
+            Figure(
+                self.benchmark,
+                figure,
+                float(value),
+                unit,
+                paper.value if paper else None,
+                paper.source if paper else "",
+                note,
+                paper.detail if paper else "",
+            )
+        )
 
     def finish(self, json_path: str | os.PathLike | None = None) -> None:
         print(format_table(self.figures))
@@ -88,8 +99,9 @@ def add_output_args(parser: argparse.ArgumentParser) -> None:
 
 
 def write_figures(path: str | os.PathLike, figures: Iterable[Figure], seconds: float) -> None:
-    Path(path).write_text(json.dumps({"seconds": round(seconds, 2), "figures": [asdict(f) for f in figures]}, indent=1),
-                          encoding="utf-8")
+    Path(path).write_text(
+        json.dumps({"seconds": round(seconds, 2), "figures": [asdict(f) for f in figures]}, indent=1), encoding="utf-8"
+    )
 
 
 def read_figures(path: str | os.PathLike) -> list[Figure]:
@@ -115,9 +127,17 @@ COLUMNS = ("benchmark", "figure", "value", "unit", "paper", "ratio")
 
 def format_table(figures: Iterable[Figure]) -> str:
     """One markdown table: benchmark, figure, value, unit, the paper's figure (with its source), ratio."""
-    rows = [[f.benchmark, f.figure + (f" ({f.note})" if f.note else ""), number(f.value), f.unit,
-             f"{number(f.paper)} ({f.source})" if f.paper is not None else "-",
-             f"{f.ratio:.2f}x" if f.ratio is not None else "-"] for f in figures]
+    rows = [
+        [
+            f.benchmark,
+            f.figure + (f" ({f.note})" if f.note else ""),
+            number(f.value),
+            f.unit,
+            f"{number(f.paper)} ({f.source})" if f.paper is not None else "-",
+            f"{f.ratio:.2f}x" if f.ratio is not None else "-",
+        ]
+        for f in figures
+    ]
     widths = [max([len(c)] + [len(r[i]) for r in rows]) for i, c in enumerate(COLUMNS)]
     right = {2, 5}
 

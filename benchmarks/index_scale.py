@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         manager = IndexManager(store, Path(tmp) / "indices")
         start = time.perf_counter()
         for first in range(0, n, BATCH):
-            manager.add("subchunk", ids[first:first + BATCH], data[first:first + BATCH], "bench")
+            manager.add("subchunk", ids[first : first + BATCH], data[first : first + BATCH], "bench")
         build = time.perf_counter() - start
         start = time.perf_counter()
         manager.save()

@@ -39,12 +39,49 @@ GUI_SECONDS = 8.0
 
 def make_footage(folder: Path, minutes: float) -> Path:
     composite = folder / "composite.mp4"
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(MEDIA / "gopro_max-heromode.mp4"), "-i", str(MEDIA / "whisper_jfk.flac"),
-                    "-map", "0:v:0", "-map", "1:a:0", "-c:v", "copy", "-c:a", "aac", "-shortest", str(composite)], check=True)
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-y",
+            "-i",
+            str(MEDIA / "gopro_max-heromode.mp4"),
+            "-i",
+            str(MEDIA / "whisper_jfk.flac"),
+            "-map",
+            "0:v:0",
+            "-map",
+            "1:a:0",
+            "-c:v",
+            "copy",
+            "-c:a",
+            "aac",
+            "-shortest",
+            str(composite),
+        ],
+        check=True,
+    )
     looped = folder / f"DAY1_09000000_loop{minutes:g}min.mp4"
     loops = int(minutes * 60 / 10.0) + 1
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-stream_loop", str(loops), "-i", str(composite), "-t", str(minutes * 60),
-                    "-c", "copy", str(looped)], check=True)
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-y",
+            "-stream_loop",
+            str(loops),
+            "-i",
+            str(composite),
+            "-t",
+            str(minutes * 60),
+            "-c",
+            "copy",
+            str(looped),
+        ],
+        check=True,
+    )
     return looped
 
 
@@ -65,8 +102,13 @@ def run_worker(root: Path) -> tuple[dict[str, float], list[str], float, float]:
             failed.append(event.stage)
 
     t0 = time.perf_counter()
-    worker = subprocess.Popen([sys.executable, "-m", "egodesk.pipeline.worker", "--library", str(root)], stdout=subprocess.PIPE,
-                              stdin=subprocess.DEVNULL, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "egodesk.pipeline.worker", "--library", str(root)],
+        stdout=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     read_progress(iter(worker.stdout.readline, ""), on_progress)
     worker.stdout.close()
     _, status, usage = os.wait4(worker.pid, 0)  # the child's own rusage: its peak RSS, not ours
@@ -79,8 +121,9 @@ def run_worker(root: Path) -> tuple[dict[str, float], list[str], float, float]:
 def gui_peak_rss(root: Path, seconds: float = GUI_SECONDS) -> float:
     """Peak RSS (MB) of the GUI opened offscreen on a library, after `seconds` of running."""
     env = {**os.environ, "EGODESK_HOME": str(root), "QT_QPA_PLATFORM": "offscreen", "QT_API": "pyside6"}
-    gui = subprocess.Popen([sys.executable, "-m", "egodesk"], env=env, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    gui = subprocess.Popen(
+        [sys.executable, "-m", "egodesk"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         time.sleep(seconds)
         if gui.poll() is not None:
@@ -106,14 +149,22 @@ def ingest(report: Report, folder: Path, footage: Path, asr: str, llm: str | Non
     library.close()
     assert added.added, added.errors
     timings, failed, total, rss = run_worker(library.paths.root)
-    print(f"footage {duration / 60:.1f} min, tier {tier}: whole ingest {plan + total:.1f} s, worker peak RSS {rss:.0f} MB", flush=True)
+    print(
+        f"footage {duration / 60:.1f} min, tier {tier}: whole ingest {plan + total:.1f} s, worker peak RSS {rss:.0f} MB",
+        flush=True,
+    )
     report.add(f"RTF probe+plan [{tier}]", plan / duration, "x real time")
     for stage, seconds in timings.items():
         if llm or stage not in LLM_STAGES:
             report.add(f"RTF {stage} [{tier}]", seconds / duration, "x real time")
     report.add(f"RTF worker start-up, outside stages [{tier}]", (total - sum(timings.values())) / duration, "x real time")
-    report.add(f"RTF whole ingest [{tier}]", (plan + total) / duration, "x real time", None if llm else RTF_GOAL,  # the goal: without LLM memories
-               note=f"{round(duration / 60, 1):g} min of footage")
+    report.add(
+        f"RTF whole ingest [{tier}]",
+        (plan + total) / duration,
+        "x real time",
+        None if llm else RTF_GOAL,  # the goal: without LLM memories
+        note=f"{round(duration / 60, 1):g} min of footage",
+    )
     report.add(f"worker peak RSS [{tier}]", rss, "MB", note=f"failed: {', '.join(failed)}" if failed else "")
     return library.paths.root
 
@@ -122,7 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, help="footage length (default 10; quick 1)")
     parser.add_argument("--asr", default="asr,asr-lite", help="ASR tiers, comma separated")
-    parser.add_argument("--llm", choices=["llm-test", "llm-fast", "llm-quality"], help="also build the LLM memories with this model")
+    parser.add_argument(
+        "--llm", choices=["llm-test", "llm-fast", "llm-quality"], help="also build the LLM memories with this model"
+    )
     parser.add_argument("--no-gui", action="store_true", help="skip the GUI's RSS")
     add_output_args(parser)
     args = parser.parse_args(argv)

@@ -52,8 +52,12 @@ from egodesk.pipeline.textimport import import_memory_jsonl
 THREADS = 2
 TIERS = ("llm-test", "llm-fast", "llm-quality")
 # which builder made a unit kind (memory_stats groups by kind)
-BUILDER_KINDS = {"parent-child": (parent_child.CAPTION, parent_child.TRANSCRIPT, parent_child.SUBCHUNK),
-                 "records": (records.RECORD, records.ENTRY), "atomic": (atomic.KIND,), "visual": (visual.FRAME, visual.CLIP)}
+BUILDER_KINDS = {
+    "parent-child": (parent_child.CAPTION, parent_child.TRANSCRIPT, parent_child.SUBCHUNK),
+    "records": (records.RECORD, records.ENTRY),
+    "atomic": (atomic.KIND,),
+    "visual": (visual.FRAME, visual.CLIP),
+}
 
 
 def text_subset(folder: Path, entries: int) -> tuple[Path, str]:
@@ -73,10 +77,19 @@ def _timed(fn, *args, **kw):
 
 
 def _row(builder: str, tier: str, units_in: int, units_out: int, minutes: float, seconds: float, sizes: dict, **extra) -> dict:
-    return {"builder": builder, "tier": tier, "units_in": units_in, "units_out": units_out, "minutes": round(minutes, 3),
-            "seconds": round(seconds, 2), "s_per_min": round(seconds / minutes, 2), "rtf": round(seconds / (minutes * 60), 3),
-            "text_kb_per_min": round(sizes["text_bytes"] / minutes / 1000, 2), "kb_per_min": round(sizes["bytes"] / minutes / 1000, 2),
-            **extra}
+    return {
+        "builder": builder,
+        "tier": tier,
+        "units_in": units_in,
+        "units_out": units_out,
+        "minutes": round(minutes, 3),
+        "seconds": round(seconds, 2),
+        "s_per_min": round(seconds / minutes, 2),
+        "rtf": round(seconds / (minutes * 60), 3),
+        "text_kb_per_min": round(sizes["text_bytes"] / minutes / 1000, 2),
+        "kb_per_min": round(sizes["bytes"] / minutes / 1000, 2),
+        **extra,
+    }
 
 
 def _builder_sizes(rows: list[dict], footage_id: int, builder: str) -> dict:
@@ -103,16 +116,55 @@ def text_builders(memory_jsonl: Path, tiers: list[str], folder: Path, embedder) 
         summary = footage_summary(store, paths.indices, stats)["totals"]
         minutes = summary["minutes"]
         if not rows:  # parent-child needs no LLM: the same build in every tier's library
-            rows.append(_row("parent-child", "-", parent.parents_added, parent.units, minutes, parent_s,
-                             _builder_sizes(stats, footage_id, "parent-child")))
+            rows.append(
+                _row(
+                    "parent-child",
+                    "-",
+                    parent.parents_added,
+                    parent.units,
+                    minutes,
+                    parent_s,
+                    _builder_sizes(stats, footage_id, "parent-child"),
+                )
+            )
         growth = summary["records"]
-        rows.append(_row("records", tier, extracted["clips"], growth["raw_records"] + growth["memory_entries"], minutes, records_s,
-                         _builder_sizes(stats, footage_id, "records"), load_s=round(load_s, 1),
-                         kept=growth["kept_records"], entries=growth["memory_entries"]))
-        rows.append(_row("atomic", tier, statements["clips"], statements["statements"], minutes, atomic_s,
-                         _builder_sizes(stats, footage_id, "atomic"), load_s=round(load_s, 1), per_view=statements["per_view"]))
-        sizes.append({"tier": tier, "minutes": minutes, "text_kb_per_min": round(summary["text_bytes_per_minute"] / 1000, 2),
-                      "kb_per_min": round(summary["bytes_per_minute"] / 1000, 2), "records": growth, "atomic": summary["atomic"]})
+        rows.append(
+            _row(
+                "records",
+                tier,
+                extracted["clips"],
+                growth["raw_records"] + growth["memory_entries"],
+                minutes,
+                records_s,
+                _builder_sizes(stats, footage_id, "records"),
+                load_s=round(load_s, 1),
+                kept=growth["kept_records"],
+                entries=growth["memory_entries"],
+            )
+        )
+        rows.append(
+            _row(
+                "atomic",
+                tier,
+                statements["clips"],
+                statements["statements"],
+                minutes,
+                atomic_s,
+                _builder_sizes(stats, footage_id, "atomic"),
+                load_s=round(load_s, 1),
+                per_view=statements["per_view"],
+            )
+        )
+        sizes.append(
+            {
+                "tier": tier,
+                "minutes": minutes,
+                "text_kb_per_min": round(summary["text_bytes_per_minute"] / 1000, 2),
+                "kb_per_min": round(summary["bytes_per_minute"] / 1000, 2),
+                "records": growth,
+                "atomic": summary["atomic"],
+            }
+        )
         store.close()
     return rows, sizes
 
@@ -121,7 +173,9 @@ def visual_builder(folder: Path, minutes: float) -> dict:
     """Ingest the looped composite clip up to its parent-child memory, then time its visual memory build."""
     clip = make_footage(folder, minutes)
     library = Library(folder / "visual")
-    library.save_settings(library.settings.model_copy(update={"threads": THREADS, "memory_records": False, "memory_atomic": False}))
+    library.save_settings(
+        library.settings.model_copy(update={"threads": THREADS, "memory_records": False, "memory_atomic": False})
+    )
     [footage_id] = library.add([clip]).added
     done: set[str] = set()
 
@@ -136,8 +190,15 @@ def visual_builder(folder: Path, minutes: float) -> dict:
     embedder.embed_documents(["warm up"])  # model loading is not the build's time
     report, seconds = _timed(build_visual, library.store, library.index_manager, embedder, footage_id)
     minutes = library.footage()[0].duration / 60
-    row = _row("visual", "-", keyframes, report.units, minutes, seconds,
-               _builder_sizes(memory_stats(library.store, library.paths.indices), footage_id, "visual"))
+    row = _row(
+        "visual",
+        "-",
+        keyframes,
+        report.units,
+        minutes,
+        seconds,
+        _builder_sizes(memory_stats(library.store, library.paths.indices), footage_id, "visual"),
+    )
     library.close()
     return row
 
@@ -145,21 +206,52 @@ def visual_builder(folder: Path, minutes: float) -> dict:
 def print_builders(result: dict) -> None:
     """The per-builder table: builder, tier, units in and out, footage minutes, seconds, s/min, RTF, sizes."""
     sub = result["subset"]
-    print(f"text subset: the first {sub['entries']} entries of epic-dev source {sub['source']} ({sub['text_minutes']:.2f} min); "
-          f"visual: the composite clip looped to {sub['visual_minutes']:.2f} min; LLM and embedder threads: {THREADS}")
-    header = ["builder", "tier", "units in", "units out", "footage min", "seconds", "s/min", "RTF", "text KB/min", "KB/min", "load s"]
-    lines = [[r["builder"], r["tier"], str(r["units_in"]), str(r["units_out"]), f"{r['minutes']:.2f}", f"{r['seconds']:.1f}",
-              f"{r['s_per_min']:.1f}", f"{r['rtf']:.3f}", f"{r['text_kb_per_min']:.2f}", f"{r['kb_per_min']:.1f}",
-              f"{r['load_s']:.1f}" if "load_s" in r else "-"] for r in result["rows"]]
+    print(
+        f"text subset: the first {sub['entries']} entries of epic-dev source {sub['source']} ({sub['text_minutes']:.2f} min); "
+        f"visual: the composite clip looped to {sub['visual_minutes']:.2f} min; LLM and embedder threads: {THREADS}"
+    )
+    header = [
+        "builder",
+        "tier",
+        "units in",
+        "units out",
+        "footage min",
+        "seconds",
+        "s/min",
+        "RTF",
+        "text KB/min",
+        "KB/min",
+        "load s",
+    ]
+    lines = [
+        [
+            r["builder"],
+            r["tier"],
+            str(r["units_in"]),
+            str(r["units_out"]),
+            f"{r['minutes']:.2f}",
+            f"{r['seconds']:.1f}",
+            f"{r['s_per_min']:.1f}",
+            f"{r['rtf']:.3f}",
+            f"{r['text_kb_per_min']:.2f}",
+            f"{r['kb_per_min']:.1f}",
+            f"{r['load_s']:.1f}" if "load_s" in r else "-",
+        ]
+        for r in result["rows"]
+    ]
     widths = [max(len(line[i]) for line in [header, *lines]) for i in range(len(header))]
     for line in [header, *lines]:
         print("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))))
-    print("units in: entries (text builders) or keyframes (visual); RTF = build seconds / footage seconds; "
-          "KB/min: text + vectors + index shares; load s: LLM load, not in seconds")
+    print(
+        "units in: entries (text builders) or keyframes (visual); RTF = build seconds / footage seconds; "
+        "KB/min: text + vectors + index shares; load s: LLM load, not in seconds"
+    )
     for size in result["memory"]:
         g = size["records"]
-        print(f"{size['tier']}: records {g['raw_records']} raw, {g['kept_records']} kept, {g['memory_entries']} entries, "
-              f"{g['prototypes']} prototypes; atomic statements {size['atomic']}")
+        print(
+            f"{size['tier']}: records {g['raw_records']} raw, {g['kept_records']} kept, {g['memory_entries']} entries, "
+            f"{g['prototypes']} prototypes; atomic statements {size['atomic']}"
+        )
     print(f"load average (1 min): {result['load_start']:.2f} at start, {result['load_end']:.2f} at end", flush=True)
 
 
@@ -168,11 +260,19 @@ def add_figures(report: Report, result: dict) -> None:
     for r in result["rows"]:
         tier = "" if r["tier"] == "-" else f" [{r['tier']}]"
         units = "keyframes" if r["builder"] == "visual" else "entries"
-        report.add(f"build {r['builder']}{tier}", r["s_per_min"], "s per min of footage",
-                   note=f"{r['units_in']} {units} -> {r['units_out']} units, {r['minutes']:.2f} min: {r['seconds']:.1f} s, RTF {r['rtf']:.3f}")
+        report.add(
+            f"build {r['builder']}{tier}",
+            r["s_per_min"],
+            "s per min of footage",
+            note=f"{r['units_in']} {units} -> {r['units_out']} units, {r['minutes']:.2f} min: {r['seconds']:.1f} s, RTF {r['rtf']:.3f}",
+        )
     for size in result["memory"]:
-        report.add(f"text memory, parent-child + records + atomic [{size['tier']}]", size["text_kb_per_min"], "KB/min", PARENT_KB_PER_MIN)
-        report.add(f"whole text memory with vectors and indices [{size['tier']}]", size["kb_per_min"], "KB/min", IMPRINT_KB_PER_MIN)
+        report.add(
+            f"text memory, parent-child + records + atomic [{size['tier']}]", size["text_kb_per_min"], "KB/min", PARENT_KB_PER_MIN
+        )
+        report.add(
+            f"whole text memory with vectors and indices [{size['tier']}]", size["kb_per_min"], "KB/min", IMPRINT_KB_PER_MIN
+        )
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -195,9 +295,16 @@ def main(argv: list[str] | None = None) -> dict:
         embedder.embed_documents(["warm up"])
         rows, sizes = text_builders(memory_jsonl, tiers, folder, embedder)
         visual = visual_builder(folder, visual_minutes)
-    result = {"subset": {"source": source, "entries": entries, "text_minutes": rows[0]["minutes"], "visual_minutes": visual["minutes"]},
-              "rows": [*rows, visual], "memory": sizes, "tiers": tiers, "threads": THREADS,
-              "seconds": round(time.perf_counter() - started, 1), "load_start": load_start, "load_end": os.getloadavg()[0]}
+    result = {
+        "subset": {"source": source, "entries": entries, "text_minutes": rows[0]["minutes"], "visual_minutes": visual["minutes"]},
+        "rows": [*rows, visual],
+        "memory": sizes,
+        "tiers": tiers,
+        "threads": THREADS,
+        "seconds": round(time.perf_counter() - started, 1),
+        "load_start": load_start,
+        "load_end": os.getloadavg()[0],
+    }
     print_builders(result)
     add_figures(report, result)
     report.finish(args.json)

@@ -58,12 +58,16 @@ def main(argv: list[str] | None = None) -> int:
 
     minutes = sum(r["minutes"] for r in totals)
     text, vectors, index = (sum(r[key] for r in totals) for key in ("text_bytes", "vector_bytes", "index_bytes"))
-    print(f"{args.memory.name}: {len(footage_ids)} sources, {minutes:.1f} min of footage, "
-          f"{units:,} units ({embedded:,} distinct texts embedded)")
+    print(
+        f"{args.memory.name}: {len(footage_ids)} sources, {minutes:.1f} min of footage, "
+        f"{units:,} units ({embedded:,} distinct texts embedded)"
+    )
     report = Report("memory-size")
     report.add("text memory (parent-child)", text / minutes / 1000, "KB/min", PARENT_KB_PER_MIN)
     report.add("+ vectors", (text + vectors) / minutes / 1000, "KB/min")
-    report.add("whole memory: text + vectors + index files", (text + vectors + index) / minutes / 1000, "KB/min", IMPRINT_KB_PER_MIN)
+    report.add(
+        "whole memory: text + vectors + index files", (text + vectors + index) / minutes / 1000, "KB/min", IMPRINT_KB_PER_MIN
+    )
     report.add("build", seconds / minutes, "s per min of footage")
     report.add("build", seconds / units * 1000, "s per 1k units")
     report.finish(args.json)

@@ -45,8 +45,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("benchmark")
     parser.add_argument("reports", nargs="*")
     parser.add_argument("--limit", type=int)
-    parser.add_argument("--embedder", choices=list(MODEL_ID_OF_ROLE), default=DEFAULT_MODEL,
-                        help="manifest role of the text embedder (default: %(default)s)")
+    parser.add_argument(
+        "--embedder",
+        choices=list(MODEL_ID_OF_ROLE),
+        default=DEFAULT_MODEL,
+        help="manifest role of the text embedder (default: %(default)s)",
+    )
     parser.add_argument("--threads", type=int, default=2, help="embedder threads (1 on a busy machine: llama.cpp threads spin)")
     args = parser.parse_intermixed_args(argv)
     bench = load_benchmark(args.benchmark, args.limit)
@@ -67,9 +71,13 @@ def main(argv: list[str] | None = None) -> int:
         text = " ".join([q.question, *(q.options or [])])
         plain = Query(q.question, q.options, q.asked_at, q.sources, POOL, q.asked_at, windowed=False)
         dense = [(ev.source, ev.start, ev.end) for ev in flat.retrieve(plain)]
-        words = [w for w in bm25s.tokenize([text], stopwords="en", show_progress=False, return_ids=False)[0] if w in bm25.vocab_dict]
+        words = [
+            w for w in bm25s.tokenize([text], stopwords="en", show_progress=False, return_ids=False)[0] if w in bm25.vocab_dict
+        ]
         scores = bm25.get_scores(words) if words else np.zeros(len(entries))
-        allowed = np.isin(sources, q.sources or sources) & (starts < (q.asked_at if q.asked_at is not None else np.inf)) & (scores > 0)
+        allowed = (
+            np.isin(sources, q.sources or sources) & (starts < (q.asked_at if q.asked_at is not None else np.inf)) & (scores > 0)
+        )
         top = np.flatnonzero(allowed)[np.argsort(-scores[allowed], kind="stable")][:POOL]
         lexical = [(entries[i].source, entries[i].start, entries[i].end) for i in top]
         runs["dense"].append(dense)
@@ -98,8 +106,11 @@ def _print(name: str, ranked: list, evidence: list, categories: list[str]) -> No
     for category in sorted(set(categories)):
         picked = [i for i, c in enumerate(categories) if c == category]
         scores = _scores(name, [ranked[i] for i in picked], [evidence[i] for i in picked])
-        print(f"{'':<14} {category[:12]:<12}", json.dumps({k: round(scores[k], 3) for k in ("hit@1", "hit@5", "hit@5~")}),
-              f"n={len(picked)}")
+        print(
+            f"{'':<14} {category[:12]:<12}",
+            json.dumps({k: round(scores[k], 3) for k in ("hit@1", "hit@5", "hit@5~")}),
+            f"n={len(picked)}",
+        )
 
 
 if __name__ == "__main__":

@@ -31,10 +31,16 @@ from egodesk.retrieval.base import Memory, Query
 from egodesk.retrieval.registry import make_strategy
 
 STRATEGIES = "flat,subchunk,parent,parent-time,hybrid,context,records,timeaware,carve,auto"
-QUESTIONS = ["When was the last time I took the keys?", "Where did I leave the blue umbrella?",
-             "What did I do right after the first time I opened the fridge?", "What did Caroline say about the garden?",
-             "What did I eat yesterday afternoon?", "How often do I drink coffee?", "Who did I meet at the market?",
-             "What did I put in the pan before lunch?"]
+QUESTIONS = [
+    "When was the last time I took the keys?",
+    "Where did I leave the blue umbrella?",
+    "What did I do right after the first time I opened the fridge?",
+    "What did Caroline say about the garden?",
+    "What did I eat yesterday afternoon?",
+    "How often do I drink coffee?",
+    "Who did I meet at the market?",
+    "What did I put in the pan before lunch?",
+]
 
 
 def label(units: int) -> str:
@@ -75,12 +81,19 @@ def measure(report: Report, root: Path, units: int, strategies: list[str], count
         first = time.perf_counter() - start
         cold += first
         returned: list[int] = []
-        p50, p95 = p50_p95(timed_ms(lambda q: returned.append(len(strategy.retrieve(q))), queries(count, salt, days)))
+
+        def run(query, strategy=strategy, returned=returned) -> None:
+            returned.append(len(strategy.retrieve(query)))
+
+        p50, p95 = p50_p95(timed_ms(run, queries(count, salt, days)))
         paper = IMPRINT_LATENCY_MS if name == "records" else None
         report.add(f"{name} p50 @ {size}", p50, "ms", paper)
         report.add(f"{name} p95 @ {size}", p95, "ms", paper)
-        print(f"{size} {name:<12} p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  ({count} questions, {sum(returned) / count:.1f} units each; "
-              f"first question {first:.1f} s)", flush=True)
+        print(
+            f"{size} {name:<12} p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  ({count} questions, {sum(returned) / count:.1f} units each; "
+            f"first question {first:.1f} s)",
+            flush=True,
+        )
     report.add(f"cold start, first question of every strategy @ {size}", cold, "s")
     store.close()
 
@@ -90,8 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", help="units per library, comma separated (default 10000,100000,1000000)")
     parser.add_argument("--queries", type=int, help="questions per strategy and size (default 100; quick 30)")
     parser.add_argument("--strategies", default=STRATEGIES)
-    parser.add_argument("--embedder", choices=list(MODEL_ID_OF_ROLE), default=DEFAULT_MODEL,
-                        help="manifest role of the text embedder (default: %(default)s)")
+    parser.add_argument(
+        "--embedder",
+        choices=list(MODEL_ID_OF_ROLE),
+        default=DEFAULT_MODEL,
+        help="manifest role of the text embedder (default: %(default)s)",
+    )
     parser.add_argument("--threads", type=int, default=2, help="embedder threads (1 on a busy machine: llama.cpp threads spin)")
     parser.add_argument("--cache", type=Path, help="folder for the synthetic libraries (default: the user cache)")
     add_output_args(parser)

@@ -42,12 +42,21 @@ class Bench:
 
 BENCHMARKS = (
     Bench("ingest", "ingest_rtf.py", "ingest RTF per stage and ASR tier; worker and GUI peak RSS"),
-    Bench("ingest-llm", "ingest_rtf.py", "peak RSS of an ingest that also builds the LLM memories (llm-quality)",
-          full=("--minutes", "0.5", "--asr", "asr", "--llm", "llm-quality", "--no-gui"), quick=None),
+    Bench(
+        "ingest-llm",
+        "ingest_rtf.py",
+        "peak RSS of an ingest that also builds the LLM memories (llm-quality)",
+        full=("--minutes", "0.5", "--asr", "asr", "--llm", "llm-quality", "--no-gui"),
+        quick=None,
+    ),
     Bench("memory-size", "memory_size.py", "parent-child memory bytes per minute of footage (epic-dev)"),
     # Quick: the test LLM only, to stay near 5 minutes.
-    Bench("memory-build", "memory_build.py", "memory build time per minute of footage per builder and LLM tier",
-          quick=("--quick", "--tiers", "llm-test")),
+    Bench(
+        "memory-build",
+        "memory_build.py",
+        "memory build time per minute of footage per builder and LLM tier",
+        quick=("--quick", "--tiers", "llm-test"),
+    ),
     Bench("index-scale", "index_scale.py", "vector index build per 10k units, load, search latency, recall"),
     Bench("retrieval-latency", "retrieval_latency.py", "retrieval p50/p95 per strategy at 10k/100k/1M synthetic units"),
     Bench("answer", "answer_cost.py", "answer latency and prompt tokens per question per LLM tier (epic-dev)"),
@@ -81,8 +90,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="about 5 minutes: smaller sizes, fewer questions, fast LLM tiers")
     parser.add_argument("--only", nargs="+", choices=names, metavar="NAME", help=f"only these: {', '.join(names)}")
-    parser.add_argument("--args", nargs=2, action="append", default=[], metavar=("NAME", "ARGS"),
-                        help='extra arguments for one benchmark, e.g. --args index-scale "--units 5000"')
+    parser.add_argument(
+        "--args",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "ARGS"),
+        help='extra arguments for one benchmark, e.g. --args index-scale "--units 5000"',
+    )
     parser.add_argument("--json", help="also write every figure and command to this JSON file")
     args = parser.parse_args(argv)
     extra: dict[str, list[str]] = {}
@@ -104,8 +119,10 @@ def main(argv: list[str] | None = None) -> int:
             log.append({"name": bench.name, "command": shown(cmd), "seconds": round(seconds, 1), "rc": rc})
     total, load_after = time.perf_counter() - started, os.getloadavg()
     mode = "quick" if args.quick else "full"
-    print(f"\n## egodesk benchmarks ({mode}): {total / 60:.1f} min on {os.cpu_count()} cores; load average "
-          f"{load_before[0]:.1f} at the start, {load_after[0]:.1f} / {load_after[1]:.1f} / {load_after[2]:.1f} (1/5/15 min) at the end")
+    print(
+        f"\n## egodesk benchmarks ({mode}): {total / 60:.1f} min on {os.cpu_count()} cores; load average "
+        f"{load_before[0]:.1f} at the start, {load_after[0]:.1f} / {load_after[1]:.1f} / {load_after[2]:.1f} (1/5/15 min) at the end"
+    )
     print(f"$ {shown([sys.executable, str(HERE / 'run.py'), *(argv if argv is not None else sys.argv[1:])])}")
     for row in log:
         state = f"{row['seconds']:.0f} s" + ("" if row["rc"] == 0 else f", FAILED (exit {row['rc']})")
@@ -114,9 +131,20 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table(figures))
     print(format_references(figures))
     if args.json:
-        Path(args.json).write_text(json.dumps({"mode": mode, "seconds": round(total, 1), "load_before": load_before,
-                                               "load_after": load_after, "commands": log,
-                                               "figures": [asdict(f) for f in figures]}, indent=1), encoding="utf-8")
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "mode": mode,
+                    "seconds": round(total, 1),
+                    "load_before": load_before,
+                    "load_after": load_after,
+                    "commands": log,
+                    "figures": [asdict(f) for f in figures],
+                },
+                indent=1,
+            ),
+            encoding="utf-8",
+        )
     return 0 if all(row["rc"] == 0 for row in log) else 1
 
 

@@ -100,45 +100,121 @@ returning library books|library|return/books@at the desk;borrow/book;scan/librar
 watering the plants|garden,balcony|fill/watering can;water/tomatoes;pull/weeds;cut/roses@with the scissors|Grandma Rose's visit,weather
 """
 TOPICS = {
-    "dentist appointment": ["Did you book the dentist for Thursday?", "The dentist moved my appointment to half past ten.",
-                            "I need to call the dentist before noon.", "Bring your insurance card to the dentist."],
-    "weekend plans": ["What are we doing on Saturday?", "Let's go hiking if it does not rain.", "I promised Jake we would visit the market.",
-                      "Sunday is free, we could stay home."],
+    "dentist appointment": [
+        "Did you book the dentist for Thursday?",
+        "The dentist moved my appointment to half past ten.",
+        "I need to call the dentist before noon.",
+        "Bring your insurance card to the dentist.",
+    ],
+    "weekend plans": [
+        "What are we doing on Saturday?",
+        "Let's go hiking if it does not rain.",
+        "I promised Jake we would visit the market.",
+        "Sunday is free, we could stay home.",
+    ],
     "school pick-up": ["Who is picking up the kids today?", "School finishes early on Friday.", "I can do the pick-up at three."],
-    "what to cook": ["What should we cook tonight?", "We still have rice and some chicken.", "How about a curry with the peppers?",
-                     "We need onions for that."],
-    "Jake's birthday party": ["Jake's party is on the twelfth.", "Did you order the chocolate cake?", "We should invite his cousins too."],
-    "electricity bill": ["The electricity bill came today.", "It is much higher than last month.", "I will pay it online tonight."],
-    "leaking tap": ["The tap in the bathroom is leaking again.", "I called the plumber about the tap.", "The plumber can come on Monday."],
-    "Grandma Rose's visit": ["Grandma Rose arrives on Sunday by train.", "Can you get the spare room ready for Grandma Rose?",
-                             "She wants to see the garden."],
+    "what to cook": [
+        "What should we cook tonight?",
+        "We still have rice and some chicken.",
+        "How about a curry with the peppers?",
+        "We need onions for that.",
+    ],
+    "Jake's birthday party": [
+        "Jake's party is on the twelfth.",
+        "Did you order the chocolate cake?",
+        "We should invite his cousins too.",
+    ],
+    "electricity bill": [
+        "The electricity bill came today.",
+        "It is much higher than last month.",
+        "I will pay it online tonight.",
+    ],
+    "leaking tap": [
+        "The tap in the bathroom is leaking again.",
+        "I called the plumber about the tap.",
+        "The plumber can come on Monday.",
+    ],
+    "Grandma Rose's visit": [
+        "Grandma Rose arrives on Sunday by train.",
+        "Can you get the spare room ready for Grandma Rose?",
+        "She wants to see the garden.",
+    ],
     "doctor's advice": ["The doctor said to take the pills with food.", "I have to go back for a check-up in two weeks."],
-    "broken washing machine": ["The washing machine stopped in the middle of the cycle.", "The repair man comes on Wednesday.",
-                               "Maybe we should buy a new washing machine."],
-    "moving the sofa": ["Help me move the sofa to the window.", "The sofa does not fit through the door.", "Let's try it tomorrow with Omar."],
-    "car service": ["The car needs a service next week.", "The garage quoted two hundred euros.", "The brakes are making a noise."],
+    "broken washing machine": [
+        "The washing machine stopped in the middle of the cycle.",
+        "The repair man comes on Wednesday.",
+        "Maybe we should buy a new washing machine.",
+    ],
+    "moving the sofa": [
+        "Help me move the sofa to the window.",
+        "The sofa does not fit through the door.",
+        "Let's try it tomorrow with Omar.",
+    ],
+    "car service": [
+        "The car needs a service next week.",
+        "The garage quoted two hundred euros.",
+        "The brakes are making a noise.",
+    ],
     "weather": ["It is going to rain all afternoon.", "Take an umbrella, it looks grey.", "The forecast says sun tomorrow."],
-    "new job at the bakery": ["Lucia starts her new job at the bakery on Monday.", "The bakery opens at six in the morning.",
-                              "She gets free bread every Friday."],
-    "project deadline": ["The report is due on Friday.", "My manager wants the slides by Wednesday.", "I will finish the draft tonight."],
-    "book club": ["The book club meets on Tuesday.", "We are reading a novel about a lighthouse.", "I have not finished the last chapter."],
+    "new job at the bakery": [
+        "Lucia starts her new job at the bakery on Monday.",
+        "The bakery opens at six in the morning.",
+        "She gets free bread every Friday.",
+    ],
+    "project deadline": [
+        "The report is due on Friday.",
+        "My manager wants the slides by Wednesday.",
+        "I will finish the draft tonight.",
+    ],
+    "book club": [
+        "The book club meets on Tuesday.",
+        "We are reading a novel about a lighthouse.",
+        "I have not finished the last chapter.",
+    ],
     "football match": ["The match starts at eight.", "Our team lost two nil last week.", "Do you want to watch it at the pub?"],
-    "holiday in Lisbon": ["The flights to Lisbon are booked for May.", "I found a small hotel near the river.", "We should try the custard tarts."],
+    "holiday in Lisbon": [
+        "The flights to Lisbon are booked for May.",
+        "I found a small hotel near the river.",
+        "We should try the custard tarts.",
+    ],
     "concert tickets": ["I got two tickets for the concert in June.", "The concert is at the old theatre."],
     "vet appointment": ["The cat has a vet appointment on Thursday.", "The vet said she needs a vaccine."],
     "train tickets": ["I bought the train tickets online.", "The train leaves at nine fifteen from platform four."],
-    "bike ride on Sunday": ["Are we still doing the bike ride on Sunday?", "The back tyre keeps going flat.", "We could ride along the river."],
+    "bike ride on Sunday": [
+        "Are we still doing the bike ride on Sunday?",
+        "The back tyre keeps going flat.",
+        "We could ride along the river.",
+    ],
 }
-AMBIENT = ["The radio is playing quietly in the background.", "Sunlight comes through the window onto the floor.",
-           "It is raining outside and the window is streaked.", "The room is quiet apart from the clock.",
-           "A dog barks somewhere outside on the street.", "The lights are dim and it is getting dark.",
-           "Music plays from a speaker on the shelf.", "My phone buzzes on the table next to me.", "The window is open and it is cold.",
-           "It smells of fresh bread and coffee.", "Traffic noise comes from the street below.", "The floor is wet near the door."]
+AMBIENT = [
+    "The radio is playing quietly in the background.",
+    "Sunlight comes through the window onto the floor.",
+    "It is raining outside and the window is streaked.",
+    "The room is quiet apart from the clock.",
+    "A dog barks somewhere outside on the street.",
+    "The lights are dim and it is getting dark.",
+    "Music plays from a speaker on the shelf.",
+    "My phone buzzes on the table next to me.",
+    "The window is open and it is cold.",
+    "It smells of fresh bread and coffee.",
+    "Traffic noise comes from the street below.",
+    "The floor is wet near the door.",
+]
 PLACE_LINES = ["I am in the {p}.", "I am standing in the {p}.", "I walk into the {p}.", "I am back in the {p}."]
-PERSON_LINES = ["{p} is standing next to me and talking.", "{p} waves at me from across the room.", "{p} is looking at a phone by the window.",
-                "{p} laughs at something I said.", "{p} walks past me carrying a bag."]
-STEP_LINES = ["I {a} the {o}{w}{t}.", "I carefully {a} the {o}{w}{t}.", "Then I {a} the {o}{w}{t}.", "I quickly {a} the {o}{w}{t}.",
-              "With my left hand I {a} the {o}{w}."]
+PERSON_LINES = [
+    "{p} is standing next to me and talking.",
+    "{p} waves at me from across the room.",
+    "{p} is looking at a phone by the window.",
+    "{p} laughs at something I said.",
+    "{p} walks past me carrying a bag.",
+]
+STEP_LINES = [
+    "I {a} the {o}{w}{t}.",
+    "I carefully {a} the {o}{w}{t}.",
+    "Then I {a} the {o}{w}{t}.",
+    "I quickly {a} the {o}{w}{t}.",
+    "With my left hand I {a} the {o}{w}.",
+]
 SPEECH_ACTIONS = {True: "ask about", False: "talk about"}  # a question or not: the speech record's action
 STEP_TAILS = ["", "", " with my right hand", " with both hands", " while holding my phone", " and look around"]
 
@@ -152,7 +228,9 @@ class Scene:
             step, _, where = step.partition("@")
             action, obj = step.split("/")
             obj, _, attrs = obj.partition(":")
-            self.steps.append((action, [f"{a} {obj}" for a in attrs.split(",")] if attrs else [obj], where.split(",") if where else [""]))
+            self.steps.append(
+                (action, [f"{a} {obj}" for a in attrs.split(",")] if attrs else [obj], where.split(",") if where else [""])
+            )
 
 
 SCENE_LIST = [Scene(line) for line in SCENES.strip().splitlines()]
@@ -162,7 +240,9 @@ def vocabulary() -> list[str]:
     """Every phrase piece a unit vector is composed from (embedded once per build)."""
     words: set[str] = set(AMBIENT) | set(PEOPLE) | {SPEECH_ACTIONS[True], SPEECH_ACTIONS[False]}
     for scene in SCENE_LIST:
-        words |= {scene.name} | {f"the {p}" for p in scene.places} | {line.format(p=p) for line in PLACE_LINES for p in scene.places}
+        words |= (
+            {scene.name} | {f"the {p}" for p in scene.places} | {line.format(p=p) for line in PLACE_LINES for p in scene.places}
+        )
         for action, objects, wheres in scene.steps:
             words |= {action} | set(objects) | {f"{action} {o}" for o in objects} | {w for w in wheres if w}
     for topic, lines in TOPICS.items():
@@ -232,21 +312,44 @@ class FootageWriter:
         fid = ids("footage")
         stamp = from_ts(start)
         title = f"GX{number:06d}"
-        self.rows: dict[str, list[dict]] = {name: [] for name in ("clip", "keyframe", "caption", "segment", "parents", "children",
-                                                                  "entries", "records", "atomic")}
+        self.rows: dict[str, list[dict]] = {
+            name: [] for name in ("clip", "keyframe", "caption", "segment", "parents", "children", "entries", "records", "atomic")
+        }
         self.vectors: dict[str, tuple[list[int], list[np.ndarray]]] = {}
-        footage = {"id": fid, "content_hash": hashlib.sha256(f"scale-{number}".encode()).hexdigest(), "kind": "video",
-                   "path": f"/media/wearable/{stamp:%Y-%m-%d}/{title}.MP4", "title": title, "start_ts": start,
-                   "start_source": "metadata", "duration": duration, "fps": 29.97, "width": 1920, "height": 1080, "has_audio": True}
+        footage = {
+            "id": fid,
+            "content_hash": hashlib.sha256(f"scale-{number}".encode()).hexdigest(),
+            "kind": "video",
+            "path": f"/media/wearable/{stamp:%Y-%m-%d}/{title}.MP4",
+            "title": title,
+            "start_ts": start,
+            "start_source": "metadata",
+            "duration": duration,
+            "fps": 29.97,
+            "width": 1920,
+            "height": 1080,
+            "has_audio": True,
+        }
         clips = self._clips(fid, start, duration, thumbs=number % 10 != 0)  # every tenth footage's cover file is missing
         self._records(fid, clips)
         self._atomic(fid, clips)
         with store.session() as s:
             s.execute(insert(Footage.__table__), [footage])
-            s.execute(insert(Job.__table__), [{"footage_id": fid, "stage": st, "state": "done", "done": 1, "total": 1}
-                                              for st in VIDEO_STAGES + MEMORY_STAGES])
-            for table, key in ((Clip, "clip"), (Keyframe, "keyframe"), (Caption, "caption"), (TranscriptSegment, "segment"),
-                               (Unit, "parents"), (Unit, "children"), (Unit, "entries"), (Unit, "records"), (Unit, "atomic")):
+            s.execute(
+                insert(Job.__table__),
+                [{"footage_id": fid, "stage": st, "state": "done", "done": 1, "total": 1} for st in VIDEO_STAGES + MEMORY_STAGES],
+            )
+            for table, key in (
+                (Clip, "clip"),
+                (Keyframe, "keyframe"),
+                (Caption, "caption"),
+                (TranscriptSegment, "segment"),
+                (Unit, "parents"),
+                (Unit, "children"),
+                (Unit, "entries"),
+                (Unit, "records"),
+                (Unit, "atomic"),
+            ):
                 if self.rows[key]:
                     s.execute(insert(table.__table__), self.rows[key])
             for space, (unit_ids, vectors) in self.vectors.items():
@@ -274,9 +377,20 @@ class FootageWriter:
                 new_scene = True
             left -= 1
             t0 = start + idx * self.clip_seconds
-            clip = {"id": self.ids("clip"), "footage_id": fid, "idx": idx, "offset": idx * self.clip_seconds, "start_ts": t0,
-                    "end_ts": t0 + self.clip_seconds, "scene": scene, "place": place, "people": people, "topic": topic,
-                    "steps": [], "lines": []}
+            clip = {
+                "id": self.ids("clip"),
+                "footage_id": fid,
+                "idx": idx,
+                "offset": idx * self.clip_seconds,
+                "start_ts": t0,
+                "end_ts": t0 + self.clip_seconds,
+                "scene": scene,
+                "place": place,
+                "people": people,
+                "topic": topic,
+                "steps": [],
+                "lines": [],
+            }
             atoms: list[tuple[str, list]] = []  # (sentence, its piece vectors)
             if new_scene or rng.random() < 0.5:
                 line = rng.choice(PLACE_LINES).format(p=place)
@@ -314,12 +428,23 @@ class FootageWriter:
             if t + length > clip["end_ts"]:
                 break
             clip["lines"].append((speaker, text))
-            self.rows["segment"].append({"id": self.ids("segment"), "footage_id": fid, "clip_id": clip["id"], "idx": len(self.rows["segment"]),
-                                         "start_ts": t, "end_ts": t + length, "text": text, "language": "en", "speaker": speaker})
+            self.rows["segment"].append(
+                {
+                    "id": self.ids("segment"),
+                    "footage_id": fid,
+                    "clip_id": clip["id"],
+                    "idx": len(self.rows["segment"]),
+                    "start_ts": t,
+                    "end_ts": t + length,
+                    "text": text,
+                    "language": "en",
+                    "speaker": speaker,
+                }
+            )
             atoms.append((f"{speaker}: {text}" if speaker else text, [c.mix((text, 1.0), (speaker, 0.3))]))
             t += length + rng.uniform(0.5, 3)
         if atoms:
-            segments = self.rows["segment"][-len(atoms):]
+            segments = self.rows["segment"][-len(atoms) :]
             self._parent(fid, clip, "transcript", atoms, segments[0]["start_ts"], segments[-1]["end_ts"])
 
     def _parent(self, fid: int, clip: dict, kind: str, atoms: list[tuple[str, list]], start: float, end: float) -> None:
@@ -327,23 +452,56 @@ class FootageWriter:
         text = (" " if kind == "caption" else "\n").join(a for a, _ in atoms)
         if kind == "caption":
             caption_id = self.ids("caption")
-            self.rows["caption"].append({"id": caption_id, "clip_id": clip["id"], "footage_id": fid, "start_ts": start,
-                                         "end_ts": end, "text": text, "captioner": "vlm", "kind": "caption"})
+            self.rows["caption"].append(
+                {
+                    "id": caption_id,
+                    "clip_id": clip["id"],
+                    "footage_id": fid,
+                    "start_ts": start,
+                    "end_ts": end,
+                    "text": text,
+                    "captioner": "vlm",
+                    "kind": "caption",
+                }
+            )
             key = f"caption:{caption_id}"
         else:
             key = f"transcript:clip{clip['id']}"
         whole = [v for _, vs in atoms for v in vs]
         digest = hashlib.sha1(f"{start}|{end}|{text}".encode()).hexdigest()
-        parent = self._unit("parents", kind, whole, footage_id=fid, clip_id=clip["id"], kind=kind, start_ts=start, end_ts=end,
-                            text=text, builder=PC_BUILDER, meta={"key": key, "digest": digest})
+        parent = self._unit(
+            "parents",
+            kind,
+            whole,
+            footage_id=fid,
+            clip_id=clip["id"],
+            kind=kind,
+            start_ts=start,
+            end_ts=end,
+            text=text,
+            builder=PC_BUILDER,
+            meta={"key": key, "digest": digest},
+        )
         remaining = list(atoms)
         for j, piece in enumerate(split_subchunks(text, self.max_chars)):
             vectors, rest = [], piece
             while remaining and rest.startswith(remaining[0][0]):  # the whole sentences this piece holds
-                rest = rest[len(remaining[0][0]):].lstrip()
+                rest = rest[len(remaining[0][0]) :].lstrip()
                 vectors += remaining.pop(0)[1]
-            self._unit("children", "subchunk", vectors if vectors and not rest else whole, footage_id=fid, clip_id=clip["id"],
-                       parent_id=parent, kind="subchunk", start_ts=start, end_ts=end, text=piece, builder=PC_BUILDER, meta={"index": j})
+            self._unit(
+                "children",
+                "subchunk",
+                vectors if vectors and not rest else whole,
+                footage_id=fid,
+                clip_id=clip["id"],
+                parent_id=parent,
+                kind="subchunk",
+                start_ts=start,
+                end_ts=end,
+                text=piece,
+                builder=PC_BUILDER,
+                meta={"index": j},
+            )
 
     def _keyframe(self, fid: int, clip: dict, write: bool) -> None:
         thumb = self.paths.thumbnails / str(fid) / f"{clip['idx']:05d}_0.jpg"
@@ -352,8 +510,16 @@ class FootageWriter:
         frame[:, :, 1] = np.linspace(0, 255, 320, dtype=np.uint8)[None, :] // 2 + frame[:, :, 1] // 2
         if write:
             write_thumbnail(frame, thumb)
-        self.rows["keyframe"].append({"id": self.ids("keyframe"), "clip_id": clip["id"], "idx": 0, "offset": clip["offset"] + 1.0,
-                                      "ts": clip["start_ts"] + 1.0, "thumb_path": str(thumb)})
+        self.rows["keyframe"].append(
+            {
+                "id": self.ids("keyframe"),
+                "clip_id": clip["id"],
+                "idx": 0,
+                "offset": clip["offset"] + 1.0,
+                "ts": clip["start_ts"] + 1.0,
+                "thumb_path": str(thumb),
+            }
+        )
 
     def _records(self, fid: int, clips: list[dict]) -> None:
         """Imprint's records of every clip, streamed through the real compressor into memory entries."""
@@ -361,27 +527,78 @@ class FootageWriter:
         self.compressor = OnlineCompressor(self.params, c.dim)
         entries: dict[int, dict] = {}
         for clip in clips:
-            found = [Record(clip["id"], clip["start_ts"], clip["end_ts"], [WEARER, *clip["people"][:1]], a, o,
-                            location=clip["place"], attributes=[]) for a, o, _ in clip["steps"]]
-            found += [Record(clip["id"], clip["start_ts"], clip["end_ts"], [speaker or WEARER], SPEECH_ACTIONS[text.endswith("?")],
-                             clip["topic"], speech=text) for speaker, text in clip["lines"][:1]]
+            found = [
+                Record(
+                    clip["id"],
+                    clip["start_ts"],
+                    clip["end_ts"],
+                    [WEARER, *clip["people"][:1]],
+                    a,
+                    o,
+                    location=clip["place"],
+                    attributes=[],
+                )
+                for a, o, _ in clip["steps"]
+            ]
+            found += [
+                Record(
+                    clip["id"],
+                    clip["start_ts"],
+                    clip["end_ts"],
+                    [speaker or WEARER],
+                    SPEECH_ACTIONS[text.endswith("?")],
+                    clip["topic"],
+                    speech=text,
+                )
+                for speaker, text in clip["lines"][:1]
+            ]
             for record in found:
                 d = self.compressor.step(c.vec[f"{record.action} {record.object}"], record.start)
-                uid = self._unit("records", None, None, footage_id=fid, clip_id=record.clip_id, kind=records.RECORD,
-                                 start_ts=record.start, end_ts=record.end, text=record.sentence(), builder=records.BUILDER)
+                uid = self._unit(
+                    "records",
+                    None,
+                    None,
+                    footage_id=fid,
+                    clip_id=record.clip_id,
+                    kind=records.RECORD,
+                    start_ts=record.start,
+                    end_ts=record.end,
+                    text=record.sentence(),
+                    builder=records.BUILDER,
+                )
                 row = self.rows["records"][-1]
-                row["meta"] = {**record.fields(), "seq": len(self.rows["records"]), "importance": round(d.importance, 6),
-                               "kept": d.kept, "prototype": d.prototype, "prototype_created": d.prototype_created,
-                               "prototype_similarity": round(d.prototype_similarity, 6), "nu": d.nu, "dt": round(d.dt_units, 6),
-                               "n_prototypes": d.n_prototypes, "history_used": d.history_used, "entry": None}
+                row["meta"] = {
+                    **record.fields(),
+                    "seq": len(self.rows["records"]),
+                    "importance": round(d.importance, 6),
+                    "kept": d.kept,
+                    "prototype": d.prototype,
+                    "prototype_created": d.prototype_created,
+                    "prototype_similarity": round(d.prototype_similarity, 6),
+                    "nu": d.nu,
+                    "dt": round(d.dt_units, 6),
+                    "n_prototypes": d.n_prototypes,
+                    "history_used": d.history_used,
+                    "entry": None,
+                }
                 for space, text in ((records.OBJECT_SPACE, record.object), (records.ACTION_SPACE, record.action)):
                     ids, vectors = self.vectors.setdefault(space, ([], []))
                     ids.append(uid)
                     vectors.append([c.vec[text]])
                 if d.entry >= 0:
-                    entry = entries.setdefault(d.entry, {"members": [], "rows": {}, "object": np.zeros(c.dim), "action": np.zeros(c.dim)})
-                    entry["members"].append({"record": uid, "clip": record.clip_id, "start": record.start, "end": record.end,
-                                             "text": row["text"], "importance": round(d.importance, 6)})
+                    entry = entries.setdefault(
+                        d.entry, {"members": [], "rows": {}, "object": np.zeros(c.dim), "action": np.zeros(c.dim)}
+                    )
+                    entry["members"].append(
+                        {
+                            "record": uid,
+                            "clip": record.clip_id,
+                            "start": record.start,
+                            "end": record.end,
+                            "text": row["text"],
+                            "importance": round(d.importance, 6),
+                        }
+                    )
                     entry["object"] = entry["object"] + c.vec[record.object]
                     entry["action"] = entry["action"] + c.vec[record.action]
                     entry["rows"][uid] = row
@@ -390,12 +607,27 @@ class FootageWriter:
             e = entries[seq]
             members = e["members"]
             uid = self.ids("unit")
-            meta = {"seq": seq, "members": members, "count": len(members),
-                    "importance": round(float(np.mean([m["importance"] for m in members])), 6)}
-            self.rows["entries"].append({"id": uid, "parent_id": None, "view": "", "footage_id": fid, "clip_id": members[0]["clip"],
-                                         "kind": records.ENTRY, "start_ts": min(m["start"] for m in members),
-                                         "end_ts": max(m["end"] for m in members), "builder": records.BUILDER, "meta": meta,
-                                         "text": "; ".join(dict.fromkeys(m["text"] for m in members))})
+            meta = {
+                "seq": seq,
+                "members": members,
+                "count": len(members),
+                "importance": round(float(np.mean([m["importance"] for m in members])), 6),
+            }
+            self.rows["entries"].append(
+                {
+                    "id": uid,
+                    "parent_id": None,
+                    "view": "",
+                    "footage_id": fid,
+                    "clip_id": members[0]["clip"],
+                    "kind": records.ENTRY,
+                    "start_ts": min(m["start"] for m in members),
+                    "end_ts": max(m["end"] for m in members),
+                    "builder": records.BUILDER,
+                    "meta": meta,
+                    "text": "; ".join(dict.fromkeys(m["text"] for m in members)),
+                }
+            )
             for m in members:
                 e["rows"][m["record"]]["parent_id"] = e["rows"][m["record"]]["meta"]["entry"] = uid
             for space, key in ((records.OBJECT_SPACE, "object"), (records.ACTION_SPACE, "action")):
@@ -407,28 +639,68 @@ class FootageWriter:
     def _compression_state(self, s, fid: int, clips: list[dict]) -> None:
         comp = self.compressor
         protos = comp.prototypes
-        s.execute(insert(EventPrototype.__table__), [{"id": self.ids("prototype"), "footage_id": fid, "seq": i, "context_sum": to_bytes(protos.sums[i]),
-                                                      "count": protos.counts[i], "last_seen": protos.last_seen[i]} for i in range(len(protos))])
+        s.execute(
+            insert(EventPrototype.__table__),
+            [
+                {
+                    "id": self.ids("prototype"),
+                    "footage_id": fid,
+                    "seq": i,
+                    "context_sum": to_bytes(protos.sums[i]),
+                    "count": protos.counts[i],
+                    "last_seen": protos.last_seen[i],
+                }
+                for i in range(len(protos))
+            ],
+        )
         if self.entries:
-            s.execute(insert(MemoryEntryState.__table__), [
-                {"unit_id": uid, "footage_id": fid, "seq": seq, "event_sum": to_bytes(comp.entries.event_sums[seq]),
-                 "context_sum": to_bytes(comp.entries.context_sums[seq]), "object_sum": to_bytes(e["object"]),
-                 "action_sum": to_bytes(e["action"]), "count": comp.entries.counts[seq]} for uid, seq, e in self.entries])
+            s.execute(
+                insert(MemoryEntryState.__table__),
+                [
+                    {
+                        "unit_id": uid,
+                        "footage_id": fid,
+                        "seq": seq,
+                        "event_sum": to_bytes(comp.entries.event_sums[seq]),
+                        "context_sum": to_bytes(comp.entries.context_sums[seq]),
+                        "object_sum": to_bytes(e["object"]),
+                        "action_sum": to_bytes(e["action"]),
+                        "count": comp.entries.counts[seq],
+                    }
+                    for uid, seq, e in self.entries
+                ],
+            )
         last = clips[-1]["idx"] if clips else -1
-        s.execute(insert(BuildProgress.__table__), [
-            {"footage_id": fid, "builder": records.BUILDER, "last_idx": last, "batches": -(-len(clips) // 12), "state": to_bytes(comp.history_matrix())},
-            {"footage_id": fid, "builder": atomic.BUILDER, "last_idx": last, "batches": -(-len(clips) // 4), "state": None}])
+        s.execute(
+            insert(BuildProgress.__table__),
+            [
+                {
+                    "footage_id": fid,
+                    "builder": records.BUILDER,
+                    "last_idx": last,
+                    "batches": -(-len(clips) // 12),
+                    "state": to_bytes(comp.history_matrix()),
+                },
+                {"footage_id": fid, "builder": atomic.BUILDER, "last_idx": last, "batches": -(-len(clips) // 4), "state": None},
+            ],
+        )
 
     def _atomic(self, fid: int, clips: list[dict]) -> None:
         """EgoCITE's statements per batch of 4 clips: actions and utterances per clip, the batch's
         activity and conversation per scene."""
         c = self.c
         for first in range(0, len(clips), 4):
-            batch = clips[first:first + 4]
+            batch = clips[first : first + 4]
             for clip in batch:
                 for action, obj, where in clip["steps"]:
                     text = f"I {action} the {obj}{' ' + where if where else ''} in the {clip['place']}."
-                    self._statement(fid, [clip], "action", text, [c.mix((f"{action} {obj}", 1.0), (where, 0.4), (f"the {clip['place']}", 0.3))])
+                    self._statement(
+                        fid,
+                        [clip],
+                        "action",
+                        text,
+                        [c.mix((f"{action} {obj}", 1.0), (where, 0.4), (f"the {clip['place']}", 0.3))],
+                    )
                 for speaker, line in clip["lines"]:
                     who = f"{speaker} tells me" if speaker else f"I tell {clip['people'][0]}"
                     text = f'{who} about the {clip["topic"]}: "{line}"'
@@ -437,29 +709,60 @@ class FootageWriter:
                 group = [cl for cl in batch if cl["scene"] is scene]
                 people, place = group[0]["people"], group[0]["place"]
                 with_whom = f" with {' and '.join(people)}" if people else ""
-                self._statement(fid, group, "activity", f"I am {scene.name} in the {place}{with_whom}.",
-                                [c.mix((scene.name, 1.0), (f"the {place}", 0.4), *((p, 0.3) for p in people))])
+                self._statement(
+                    fid,
+                    group,
+                    "activity",
+                    f"I am {scene.name} in the {place}{with_whom}.",
+                    [c.mix((scene.name, 1.0), (f"the {place}", 0.4), *((p, 0.3) for p in people))],
+                )
                 talk = [cl for cl in group if cl["lines"]]
                 if talk:
-                    self._statement(fid, talk, "conversation", f"{' and '.join(people)} and I talk about the {talk[0]['topic']} in the {place}.",
-                                    [c.mix((talk[0]["topic"], 1.0), (f"the {place}", 0.3), *((p, 0.3) for p in people))])
+                    self._statement(
+                        fid,
+                        talk,
+                        "conversation",
+                        f"{' and '.join(people)} and I talk about the {talk[0]['topic']} in the {place}.",
+                        [c.mix((talk[0]["topic"], 1.0), (f"the {place}", 0.3), *((p, 0.3) for p in people))],
+                    )
 
     def _statement(self, fid: int, clips: list[dict], view: str, text: str, vectors: list[np.ndarray]) -> None:
-        self._unit("atomic", atomic.space(view), vectors, footage_id=fid, clip_id=clips[0]["id"], kind=atomic.KIND, view=view,
-                   start_ts=clips[0]["start_ts"], end_ts=clips[-1]["end_ts"], text=text[:atomic.MAX_CHARS], builder=atomic.BUILDER,
-                   meta={"clips": [cl["id"] for cl in clips]})
+        self._unit(
+            "atomic",
+            atomic.space(view),
+            vectors,
+            footage_id=fid,
+            clip_id=clips[0]["id"],
+            kind=atomic.KIND,
+            view=view,
+            start_ts=clips[0]["start_ts"],
+            end_ts=clips[-1]["end_ts"],
+            text=text[: atomic.MAX_CHARS],
+            builder=atomic.BUILDER,
+            meta={"clips": [cl["id"] for cl in clips]},
+        )
 
 
 def summary(store: Store) -> dict:
     """Footage hours and unit counts per kind (and view) of a library."""
     with store.session() as s:
         footage, seconds = s.execute(select(func.count(Footage.id), func.coalesce(func.sum(Footage.duration), 0.0))).one()
-        kinds = {f"{k}:{v}" if v else k: n for k, v, n in s.execute(select(Unit.kind, Unit.view, func.count()).group_by(Unit.kind, Unit.view))}
+        kinds = {
+            f"{k}:{v}" if v else k: n
+            for k, v, n in s.execute(select(Unit.kind, Unit.view, func.count()).group_by(Unit.kind, Unit.view))
+        }
         prototypes = s.scalar(select(func.count(EventPrototype.id)))
         keyframes = s.scalar(select(func.count(Keyframe.id)))
         clips = s.scalar(select(func.count(Clip.id)))
-    return {"footage": footage, "hours": round(seconds / 3600, 2), "clips": clips, "keyframes": keyframes,
-            "prototypes": prototypes, "units": sum(kinds.values()), "units_per_kind": dict(sorted(kinds.items()))}
+    return {
+        "footage": footage,
+        "hours": round(seconds / 3600, 2),
+        "clips": clips,
+        "keyframes": keyframes,
+        "prototypes": prototypes,
+        "units": sum(kinds.values()),
+        "units_per_kind": dict(sorted(kinds.items())),
+    }
 
 
 def build(root: Path, hours: float = 200.0, seed: int = 0, clip_seconds: float = 30.0, embedder=None, log=print) -> dict:
@@ -479,8 +782,21 @@ def build(root: Path, hours: float = 200.0, seed: int = 0, clip_seconds: float =
     log(f"embedded {len(composer.vec)} vocabulary pieces in {embed_s:.1f} s")
     store = Store(paths.database)
     with store.session() as s:
-        s.execute(insert(IndexInfo.__table__), [{"name": space, "dim": composer.dim, "metric": "cosine", "model_id": embedder.model_id,
-                                                 "count": 0, "file": "", "sha256": ""} for space in spaces()])
+        s.execute(
+            insert(IndexInfo.__table__),
+            [
+                {
+                    "name": space,
+                    "dim": composer.dim,
+                    "metric": "cosine",
+                    "model_id": embedder.model_id,
+                    "count": 0,
+                    "file": "",
+                    "sha256": "",
+                }
+                for space in spaces()
+            ],
+        )
     rng, ids = random.Random(seed), Ids()
     writer = FootageWriter(paths, composer, ids, rng, clip_seconds)
     plan = footage_plan(hours, rng)
@@ -495,17 +811,34 @@ def build(root: Path, hours: float = 200.0, seed: int = 0, clip_seconds: float =
     counts = {space: manager.rebuild(space) for space in spaces()}
     index_s = time.perf_counter() - indexed
     log(f"indices built in {index_s:.1f} s: {counts}")
-    report = {"generator_version": GENERATOR_VERSION, "hours_asked": hours, "seed": seed, "clip_seconds": clip_seconds,
-              **summary(store), "vectors_per_space": counts, "vocabulary": len(composer.vec), "embed_s": round(embed_s, 1),
-              "generate_s": round(generate_s, 1), "index_s": round(index_s, 1), "total_s": round(time.perf_counter() - started, 1),
-              "bytes": sum(p.stat().st_size for p in paths.root.rglob("*") if p.is_file())}
+    report = {
+        "generator_version": GENERATOR_VERSION,
+        "hours_asked": hours,
+        "seed": seed,
+        "clip_seconds": clip_seconds,
+        **summary(store),
+        "vectors_per_space": counts,
+        "vocabulary": len(composer.vec),
+        "embed_s": round(embed_s, 1),
+        "generate_s": round(generate_s, 1),
+        "index_s": round(index_s, 1),
+        "total_s": round(time.perf_counter() - started, 1),
+        "bytes": sum(p.stat().st_size for p in paths.root.rglob("*") if p.is_file()),
+    }
     store.close()
     (paths.root / MARKER).write_text(json.dumps(report, indent=2), encoding="utf-8")
     return report
 
 
 def spaces() -> list[str]:
-    return ["caption", "transcript", "subchunk", records.OBJECT_SPACE, records.ACTION_SPACE, *(atomic.space(v) for v in atomic.VIEWS)]
+    return [
+        "caption",
+        "transcript",
+        "subchunk",
+        records.OBJECT_SPACE,
+        records.ACTION_SPACE,
+        *(atomic.space(v) for v in atomic.VIEWS),
+    ]
 
 
 def cache_key(hours: float, seed: int, clip_seconds: float = 30.0) -> str:
@@ -515,11 +848,20 @@ def cache_key(hours: float, seed: int, clip_seconds: float = 30.0) -> str:
 
 # The first question routes through `auto` to `context`, the second to `timeaware` ("last time").
 COLD_QUESTIONS = ["Where did I leave the keys?", "When was the last time I took the red umbrella?"]
-WARM_QUESTIONS = ["What did Lucia say about her new job at the bakery?", "Who talked about the dentist appointment?",
-                  "What did I cook with the red peppers?", "Did I water the tomatoes in the garden?", "Where did I put my passport?",
-                  "What did the garage say about the car service?", "When did I last feed the cat?",
-                  "What did I do right after I locked the front door?", "What did I eat yesterday afternoon?",
-                  "How often do I go to the gym?", "What did Omar say about moving the sofa?", "Where is the blue mug?"]
+WARM_QUESTIONS = [
+    "What did Lucia say about her new job at the bakery?",
+    "Who talked about the dentist appointment?",
+    "What did I cook with the red peppers?",
+    "Did I water the tomatoes in the garden?",
+    "Where did I put my passport?",
+    "What did the garage say about the car service?",
+    "When did I last feed the cat?",
+    "What did I do right after I locked the front door?",
+    "What did I eat yesterday afternoon?",
+    "How often do I go to the gym?",
+    "What did Omar say about moving the sofa?",
+    "Where is the blue mug?",
+]
 
 
 def question_latency(root: Path, cold: list[str] = COLD_QUESTIONS, warm: list[str] = WARM_QUESTIONS) -> dict:
@@ -538,23 +880,31 @@ def question_latency(root: Path, cold: list[str] = COLD_QUESTIONS, warm: list[st
     from egodesk.pipeline.library import Library
     from egodesk.retrieval.base import Memory, Query
     from egodesk.retrieval.registry import make_strategy
+
     started, cpu_started = time.perf_counter(), time.process_time()
     library = Library(root)
     engines = library.engines
-    memory = Memory(library.store, engines.index_manager, engines.embedder, settings=library.settings)  # Library.memory minus the LLM
+    memory = Memory(
+        library.store, engines.index_manager, engines.embedder, settings=library.settings
+    )  # Library.memory minus the LLM
     with library.store.session() as s:
         asked_at = s.scalar(select(func.max(Footage.start_ts + Footage.duration))) + 3600.0
 
     def ask(question: str) -> dict:
         began, cpu = time.perf_counter(), time.process_time()
         evidence = make_strategy(library.settings.strategy, memory).retrieve(
-            Query(question, None, asked_at, None, library.settings.top_k, cutoff=asked_at))
+            Query(question, None, asked_at, None, library.settings.top_k, cutoff=asked_at)
+        )
         starts = {f.id: f.start for f in library.footage()}
         for ev in evidence:
             ev.offset = ev.start - starts[ev.footage_id]
-        return {"question": question, "seconds": round(time.perf_counter() - began, 3), "cpu_s": round(time.process_time() - cpu, 3),
-                "strategy": evidence[0].strategy if evidence else "",
-                "evidence": [ev.text for ev in evidence]}
+        return {
+            "question": question,
+            "seconds": round(time.perf_counter() - began, 3),
+            "cpu_s": round(time.process_time() - cpu, 3),
+            "strategy": evidence[0].strategy if evidence else "",
+            "evidence": [ev.text for ev in evidence],
+        }
 
     first = ask(cold[0])
     first["seconds"], first["cpu_s"] = round(time.perf_counter() - started, 3), round(time.process_time() - cpu_started, 3)

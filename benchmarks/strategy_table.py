@@ -22,13 +22,30 @@ from pathlib import Path
 from egodesk.eval.runner import format_value, run_eval
 
 RETRIEVAL_COLUMNS = ("hit@1", "hit@5", "hit@12", "recall@12", "ndcg@5", "latency_p50_ms", "latency_p95_ms")
-ANSWER_COLUMNS = ("accuracy", "f1", "grounded", "abstention_recall", "abstention_precision", "tokens",
-                  "answer_p50_ms", "answer_p95_ms")
+ANSWER_COLUMNS = (
+    "accuracy",
+    "f1",
+    "grounded",
+    "abstention_recall",
+    "abstention_precision",
+    "tokens",
+    "answer_p50_ms",
+    "answer_p95_ms",
+)
 
 
-def strategy_table(benchmarks: list[str], strategies: list[str], k: int = 12, limit: int | None = None,
-                   answer: bool = False, answer_k: int = 8, reports: Path | None = None, resume: bool = False,
-                   run: Callable[..., dict] = run_eval, echo: Callable[[str], None] = print) -> str:
+def strategy_table(
+    benchmarks: list[str],
+    strategies: list[str],
+    k: int = 12,
+    limit: int | None = None,
+    answer: bool = False,
+    answer_k: int = 8,
+    reports: Path | None = None,
+    resume: bool = False,
+    run: Callable[..., dict] = run_eval,
+    echo: Callable[[str], None] = print,
+) -> str:
     """The markdown table, one row per benchmark and strategy; each row is echoed as it is done."""
     columns = RETRIEVAL_COLUMNS + (ANSWER_COLUMNS if answer else ())
     rows = [f"| strategy | benchmark | {' | '.join(columns)} | n |", "|" + "---|" * (len(columns) + 3)]
@@ -36,14 +53,17 @@ def strategy_table(benchmarks: list[str], strategies: list[str], k: int = 12, li
         for strategy in strategies:
             suffix = "-answer" if answer else ""
             report = reports / f"{Path(bench).name}-{strategy}{suffix}.json" if reports else None
-            data = run(bench, strategy, k=answer_k if answer else k, limit=limit, report=report, quiet=True,
-                       answer=answer, resume=resume)
+            data = run(
+                bench, strategy, k=answer_k if answer else k, limit=limit, report=report, quiet=True, answer=answer, resume=resume
+            )
             s = data["summary"]
             cells = [format_value(c, s.get(c)) for c in columns]
             rows.append(f"| {strategy} | {Path(bench).name} | {' | '.join(cells)} | {s['questions']} |")
             echo(rows[-1])
-            cats = {name: {c: round(v[c], 3) for c in ("hit@1", "hit@5", "accuracy", "f1") if v.get(c) is not None}
-                    for name, v in data["by_category"].items()}
+            cats = {
+                name: {c: round(v[c], 3) for c in ("hit@1", "hit@5", "accuracy", "f1") if v.get(c) is not None}
+                for name, v in data["by_category"].items()
+            }
             echo("    " + json.dumps(cats))
     return "\n".join(rows)
 
@@ -62,8 +82,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.resume and not args.reports:
         parser.error("--resume needs --reports")
-    table = strategy_table(args.benchmarks, args.strategies.split(","), args.k, args.limit, args.answer, args.answer_k,
-                           args.reports, args.resume, echo=lambda line: print(line, flush=True))
+    table = strategy_table(
+        args.benchmarks,
+        args.strategies.split(","),
+        args.k,
+        args.limit,
+        args.answer,
+        args.answer_k,
+        args.reports,
+        args.resume,
+        echo=lambda line: print(line, flush=True),
+    )
     print(table)
     if args.out:
         Path(args.out).write_text(table + "\n", encoding="utf-8")

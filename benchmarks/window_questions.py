@@ -35,7 +35,7 @@ def window_questions(bench_dir: str, per_source: int = 6) -> list[dict]:
     for source, entries in sorted(by_source.items()):
         entries.sort(key=lambda e: (e.start, e.id))
         step = max(1, len(entries) // per_source)
-        for n, entry in enumerate(entries[step // 2::step][:per_source]):
+        for n, entry in enumerate(entries[step // 2 :: step][:per_source]):
             action = entry.text.rstrip(".").split(" ", 1)[1]
             thing = action.split()[-1]
             inside = {e.text for e in entries if e.start < entry.end + MARGIN_S and e.end > entry.start - MARGIN_S}
@@ -46,11 +46,22 @@ def window_questions(bench_dir: str, per_source: int = 6) -> list[dict]:
                 continue
             options = sorted([action, *distractors], key=lambda o: (hash_of(o + entry.id), o))
             start, end = from_ts(entry.start - MARGIN_S), from_ts(entry.end + MARGIN_S)
-            out.append({"id": f"{source}-window-{n}", "question": f"Between {start:%H:%M:%S} and {end:%H:%M:%S}, what did I do with the {thing}?",
-                        "options": options, "answer_idx": options.index(action), "answer": None,
-                        "asked_at": (from_ts(max(e.end for e in entries)) + timedelta(seconds=1)).isoformat(),
-                        "sources": [source], "category": "clock-window", "unanswerable": False,
-                        "evidence": [{"source": source, "start": from_ts(entry.start).isoformat(), "end": from_ts(entry.end).isoformat()}]})
+            out.append(
+                {
+                    "id": f"{source}-window-{n}",
+                    "question": f"Between {start:%H:%M:%S} and {end:%H:%M:%S}, what did I do with the {thing}?",
+                    "options": options,
+                    "answer_idx": options.index(action),
+                    "answer": None,
+                    "asked_at": (from_ts(max(e.end for e in entries)) + timedelta(seconds=1)).isoformat(),
+                    "sources": [source],
+                    "category": "clock-window",
+                    "unanswerable": False,
+                    "evidence": [
+                        {"source": source, "start": from_ts(entry.start).isoformat(), "end": from_ts(entry.end).isoformat()}
+                    ],
+                }
+            )
     return out
 
 
@@ -70,8 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     shutil.copyfile(Path(args.benchmark) / "memory.jsonl", out / "memory.jsonl")
     questions = window_questions(args.benchmark, args.per_source)
     (out / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
-    (out / "README.md").write_text(f"Clock-window questions derived from {args.benchmark} by benchmarks/window_questions.py.\n",
-                                   encoding="utf-8")
+    (out / "README.md").write_text(
+        f"Clock-window questions derived from {args.benchmark} by benchmarks/window_questions.py.\n", encoding="utf-8"
+    )
     print(f"{len(questions)} questions in {out}")
     return 0
 

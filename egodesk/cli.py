@@ -31,8 +31,17 @@ def _cmd_models(args: argparse.Namespace) -> int:
     for spec in manifest.values():
         for file in spec.files:
             check = check_file(root / spec.role / file.name, file, full=args.action == "verify")
-            rows.append({"role": spec.role, "file": file.name, "size": file.size, "ok": check.ok,
-                         "reason": check.reason, "path": str(check.path), "licence": spec.licence})
+            rows.append(
+                {
+                    "role": spec.role,
+                    "file": file.name,
+                    "size": file.size,
+                    "ok": check.ok,
+                    "reason": check.reason,
+                    "path": str(check.path),
+                    "licence": spec.licence,
+                }
+            )
     if args.json:
         print(json.dumps(rows, indent=2))
     else:

@@ -34,8 +34,12 @@ class Check:
 
 def check_python() -> Check:
     version = ".".join(map(str, sys.version_info[:3]))
-    return Check("python", sys.version_info >= (3, 11), f"egodesk {__version__}, Python {version} at {sys.executable}",
-                 "use Python 3.11 or newer")
+    return Check(
+        "python",
+        sys.version_info >= (3, 11),
+        f"egodesk {__version__}, Python {version} at {sys.executable}",
+        "use Python 3.11 or newer",
+    )
 
 
 def check_packages() -> Check:
@@ -73,11 +77,29 @@ def check_qt_multimedia() -> Check:
         return Check("qt-multimedia", False, "needs ffmpeg to make a test video", "apt-get install ffmpeg")
     with tempfile.TemporaryDirectory() as tmp:
         video = Path(tmp) / "probe.mp4"
-        subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10:duration=1",
-                        "-pix_fmt", "yuv420p", str(video)], check=True, timeout=60)
-        result = subprocess.run([sys.executable, "-m", "egodesk.gui.media_check", str(video)],
-                                capture_output=True, text=True, timeout=60,
-                                env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+        subprocess.run(
+            [
+                "ffmpeg",
+                "-v",
+                "error",
+                "-f",
+                "lavfi",
+                "-i",
+                "testsrc=size=160x120:rate=10:duration=1",
+                "-pix_fmt",
+                "yuv420p",
+                str(video),
+            ],
+            check=True,
+            timeout=60,
+        )
+        result = subprocess.run(
+            [sys.executable, "-m", "egodesk.gui.media_check", str(video)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        )
     line = (result.stdout.strip().splitlines() or ["no output"])[-1]
     ok = result.returncode == 0
     fix = "install the Qt runtime libraries (libpulse0, libegl1, libxkbcommon0 ...: ./setup.sh)"
@@ -98,8 +120,15 @@ def check_models(user_models: Path | None) -> list[Check]:
                 break
             problems = [f"{r.path.name}: {r.reason}" for r in results if not r.ok]
         detail = f"{spec.upstream} in {where}" if where else "; ".join(problems)
-        checks.append(Check(f"model {spec.role}", where is not None, detail,
-                            f"{SETUP_FIX} (re-assembles and re-verifies the model files)", spec.required))
+        checks.append(
+            Check(
+                f"model {spec.role}",
+                where is not None,
+                detail,
+                f"{SETUP_FIX} (re-assembles and re-verifies the model files)",
+                spec.required,
+            )
+        )
     return checks
 
 
@@ -123,15 +152,21 @@ def check_llama_cpp(user_models: Path | None) -> Check:
         model = locate_file("llm-test", user_models)
     except ModelMissing as exc:
         return Check("llama.cpp", False, str(exc), SETUP_FIX)
-    code = ("import sys; from llama_cpp import Llama; m = Llama(sys.argv[1], n_ctx=256, n_threads=1, verbose=False); "
-            "r = m.create_completion('Hello', max_tokens=1, temperature=0); print(repr(r['choices'][0]['text']))")
+    code = (
+        "import sys; from llama_cpp import Llama; m = Llama(sys.argv[1], n_ctx=256, n_threads=1, verbose=False); "
+        "r = m.create_completion('Hello', max_tokens=1, temperature=0); print(repr(r['choices'][0]['text']))"
+    )
     try:
         result = subprocess.run([sys.executable, "-c", code, str(model)], capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
         return Check("llama.cpp", False, "one token took over 120 s", SETUP_FIX)
     if result.returncode == -4:
-        return Check("llama.cpp", False, "the build uses CPU instructions this machine lacks (SIGILL)",
-                     "rebuild: rm ~/.cache/egodesk/wheels/llama_cpp_python-*.whl && ./setup.sh")
+        return Check(
+            "llama.cpp",
+            False,
+            "the build uses CPU instructions this machine lacks (SIGILL)",
+            "rebuild: rm ~/.cache/egodesk/wheels/llama_cpp_python-*.whl && ./setup.sh",
+        )
     if result.returncode != 0:
         return Check("llama.cpp", False, result.stderr.strip()[-300:], SETUP_FIX)
     import llama_cpp
@@ -144,14 +179,25 @@ def check_disk(paths: LibraryPaths) -> Check:
     while not folder.exists():
         folder = folder.parent
     free = shutil.disk_usage(folder).free
-    return Check("disk", free >= MIN_FREE_BYTES, f"{free / 1024**3:.1f} GiB free at {paths.root}",
-                 f"free at least {MIN_FREE_BYTES / 1024**3:.0f} GiB or move the library (EGODESK_HOME)")
+    return Check(
+        "disk",
+        free >= MIN_FREE_BYTES,
+        f"{free / 1024**3:.1f} GiB free at {paths.root}",
+        f"free at least {MIN_FREE_BYTES / 1024**3:.0f} GiB or move the library (EGODESK_HOME)",
+    )
 
 
 def run_checks(paths: LibraryPaths) -> list[Check]:
     user_models = paths.user_models
-    return [check_python(), check_packages(), check_ffmpeg(), check_qt_multimedia(),
-            *check_models(user_models), check_llama_cpp(user_models), check_disk(paths)]
+    return [
+        check_python(),
+        check_packages(),
+        check_ffmpeg(),
+        check_qt_multimedia(),
+        *check_models(user_models),
+        check_llama_cpp(user_models),
+        check_disk(paths),
+    ]
 
 
 def as_dicts(checks: list[Check]) -> list[dict]:

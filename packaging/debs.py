@@ -131,8 +131,7 @@ def package_app(frozen: Path, out_dir: Path) -> list[Path]:
         print(f"[debs] not found on this machine (that plugin will not load): {line}", file=sys.stderr)
     glibc = ".".join(map(str, newest_glibc(elves)))
     depends = sorted(owning_packages(outside | copied_system_libraries(frozen)) - {"libc6"})
-    print(f"[debs] {len(elves)} ELF files; newest glibc symbol {glibc}; system packages: {', '.join(depends)}",
-          file=sys.stderr)
+    print(f"[debs] {len(elves)} ELF files; newest glibc symbol {glibc}; system packages: {', '.join(depends)}", file=sys.stderr)
 
     with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
         stage = Path(tmp) / "root"
@@ -145,25 +144,27 @@ def package_app(frozen: Path, out_dir: Path) -> list[Path]:
         icon = stage / "usr/share/icons/hicolor/scalable/apps/egodesk.svg"
         icon.parent.mkdir(parents=True)
         shutil.copy(ROOT / "resources/icons/egodesk.svg", icon)
-        write_control(stage, {
-            "Package": "egodesk",
-            "Version": __version__,
-            "Architecture": "amd64",
-            "Maintainer": MAINTAINER,
-            "Installed-Size": str(installed_size_kib(stage)),
-            "Depends": ", ".join([f"libc6 (>= {glibc})", "ffmpeg", *depends, f"egodesk-models (= {__version__})"]),
-            "Section": "video",
-            "Priority": "optional",
-            "Description": "personal video memory for wearable-camera footage\n"
-                           " Import your recorded footage; egodesk transcribes and describes it on this computer,\n"
-                           " builds memories in a local library and answers questions with the moments of video\n"
-                           " that support the answer. Nothing leaves your machine.",
-        })
+        write_control(
+            stage,
+            {
+                "Package": "egodesk",
+                "Version": __version__,
+                "Architecture": "amd64",
+                "Maintainer": MAINTAINER,
+                "Installed-Size": str(installed_size_kib(stage)),
+                "Depends": ", ".join([f"libc6 (>= {glibc})", "ffmpeg", *depends, f"egodesk-models (= {__version__})"]),
+                "Section": "video",
+                "Priority": "optional",
+                "Description": "personal video memory for wearable-camera footage\n"
+                " Import your recorded footage; egodesk transcribes and describes it on this computer,\n"
+                " builds memories in a local library and answers questions with the moments of video\n"
+                " that support the answer. Nothing leaves your machine.",
+            },
+        )
         deb = build_deb(stage, out_dir / f"egodesk_{__version__}_amd64.deb", "3")
         tarball = out_dir / f"egodesk-{__version__}-linux-x86_64.tar.gz"
         # the folder is named with its version in the archive (S, H: link targets stay as they are)
-        run("tar", "-C", str(stage / "opt"), f"--transform=s,^egodesk,egodesk-{__version__},SH", "-czf",
-            str(tarball), "egodesk")
+        run("tar", "-C", str(stage / "opt"), f"--transform=s,^egodesk,egodesk-{__version__},SH", "-czf", str(tarball), "egodesk")
     return [deb, tarball]
 
 
@@ -191,16 +192,19 @@ def package_models(out_dir: Path) -> Path:
                 # an exported file has no pinned hash: its stamp holds the one check_file just verified
                 write_stamp(target, file.sha256 or read_stamp(path)["sha256"])
             roles.append(f" {spec.role}: {spec.upstream} ({spec.licence})")
-        write_control(stage, {
-            "Package": "egodesk-models",
-            "Version": __version__,
-            "Architecture": "all",
-            "Maintainer": MAINTAINER,
-            "Installed-Size": str(installed_size_kib(stage)),
-            "Section": "video",
-            "Priority": "optional",
-            "Description": "default models of egodesk (verified by size and sha256)\n" + "\n".join(roles),
-        })
+        write_control(
+            stage,
+            {
+                "Package": "egodesk-models",
+                "Version": __version__,
+                "Architecture": "all",
+                "Maintainer": MAINTAINER,
+                "Installed-Size": str(installed_size_kib(stage)),
+                "Section": "video",
+                "Priority": "optional",
+                "Description": "default models of egodesk (verified by size and sha256)\n" + "\n".join(roles),
+            },
+        )
         return build_deb(stage, out_dir / f"egodesk-models_{__version__}_all.deb", "1")
 
 

@@ -41,8 +41,22 @@ def ffmpeg(*args: str) -> None:
 def composite_clip(tmp_path_factory) -> Path:
     """The walk video with the JFK speech as its audio: a realistic wearable clip with known words."""
     out = tmp_path_factory.mktemp("media") / "DAY1_11094208_composite.mp4"
-    ffmpeg("-i", str(WALK_VIDEO), "-i", str(JFK_AUDIO), "-map", "0:v:0", "-map", "1:a:0",
-           "-c:v", "copy", "-c:a", "aac", "-shortest", str(out))
+    ffmpeg(
+        "-i",
+        str(WALK_VIDEO),
+        "-i",
+        str(JFK_AUDIO),
+        "-map",
+        "0:v:0",
+        "-map",
+        "1:a:0",
+        "-c:v",
+        "copy",
+        "-c:a",
+        "aac",
+        "-shortest",
+        str(out),
+    )
     return out
 
 

@@ -14,22 +14,29 @@ from tests.conftest import REPO
 
 def run_bench(tmp_path, *args: str) -> tuple[str, dict]:
     out = tmp_path / "figures.json"
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "run.py"), *args, "--json", str(out)], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "run.py"), *args, "--json", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done.stdout, json.loads(out.read_text(encoding="utf-8"))
 
 
 def table_rows(stdout: str) -> dict[str, list[str]]:
     """The final table's rows by figure name: [benchmark, figure, value, unit, paper, ratio]."""
-    table = stdout[stdout.rindex("| benchmark"):]
+    table = stdout[stdout.rindex("| benchmark") :]
     rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in table.splitlines() if line.startswith("|")]
     return {r[1]: r for r in rows[2:]}
 
 
 def test_index_scale_through_run_prints_the_table_with_the_command(tmp_path):
     stdout, data = run_bench(tmp_path, "--only", "index-scale", "--args", "index-scale", "--units 2000 --queries 20")
-    assert ".venv/bin/python benchmarks/index_scale.py --units 2000 --queries 20" in stdout.replace(sys.executable, ".venv/bin/python")
+    assert ".venv/bin/python benchmarks/index_scale.py --units 2000 --queries 20" in stdout.replace(
+        sys.executable, ".venv/bin/python"
+    )
     assert "load average" in stdout
     rows = table_rows(stdout)
     build = next(r for name, r in rows.items() if name.startswith("build (SQLite + index"))
@@ -44,8 +51,14 @@ def test_index_scale_through_run_prints_the_table_with_the_command(tmp_path):
 
 def test_retrieval_latency_reports_p50_and_p95_per_strategy_and_size(tmp_path):
     strategies = "flat,hybrid,records,carve,auto"
-    stdout, data = run_bench(tmp_path, "--only", "retrieval-latency", "--args", "retrieval-latency",
-                             f"--sizes 1300 --queries 2 --strategies {strategies} --cache {tmp_path / 'cache'}")
+    stdout, data = run_bench(
+        tmp_path,
+        "--only",
+        "retrieval-latency",
+        "--args",
+        "retrieval-latency",
+        f"--sizes 1300 --queries 2 --strategies {strategies} --cache {tmp_path / 'cache'}",
+    )
     figures = {f["figure"]: f for f in data["figures"]}
     for name in strategies.split(","):
         for stat in ("p50", "p95"):

@@ -17,8 +17,13 @@ from tests.conftest import ffmpeg
 
 
 def egodesk(*args, env=None, timeout=600):
-    return subprocess.run([sys.executable, "-m", "egodesk", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "egodesk", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+    )
 
 
 def test_import_wait_then_footage_and_clips(library, composite_clip, tmp_path):

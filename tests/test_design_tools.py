@@ -41,8 +41,6 @@ def test_ruff_finds_no_lint_errors():
     assert result.returncode == 0, report(result)
 
 
-@pytest.mark.xfail(strict=True, reason="the tree is not yet formatted with `ruff format`: one tree-wide format commit "
-                   "by the lead engineer makes this pass; then remove this marker (strict: an XPASS fails)")
 def test_ruff_format_leaves_the_tree_unchanged():
     result = run_tool("ruff", "format", "--no-cache", "--check", ".")
     assert result.returncode == 0, report(result)
@@ -50,8 +48,12 @@ def test_ruff_format_leaves_the_tree_unchanged():
 
 def mypy_exempt() -> list[str]:
     """The modules pyproject.toml still exempts from mypy (ignore_errors): a list that only shrinks."""
-    return sorted(module for override in PYPROJECT["tool"]["mypy"].get("overrides", []) if override.get("ignore_errors")
-                  for module in override["module"])
+    return sorted(
+        module
+        for override in PYPROJECT["tool"]["mypy"].get("overrides", [])
+        if override.get("ignore_errors")
+        for module in override["module"]
+    )
 
 
 def module_of(path: str) -> str:
@@ -64,7 +66,9 @@ def mypy_errors(tmp_path_factory) -> dict[str, list[str]]:
     """mypy's errors per module of the checked packages, the exempt modules' included: one run of pyproject's
     configuration less its ignore_errors overrides."""
     mypy = PYPROJECT["tool"]["mypy"]
-    overrides = [{key: value for key, value in override.items() if key != "ignore_errors"} for override in mypy.get("overrides", [])]
+    overrides = [
+        {key: value for key, value in override.items() if key != "ignore_errors"} for override in mypy.get("overrides", [])
+    ]
     config = tmp_path_factory.mktemp("mypy") / "pyproject.toml"
     config.write_text(tomli_w.dumps({"tool": {"mypy": {**mypy, "overrides": [o for o in overrides if len(o) > 1]}}}))
     result = run_tool("mypy", "--config-file", str(config))

@@ -12,7 +12,9 @@ from egodesk.core.paths import bundled_models_dir
 
 def doctor(env_extra: dict) -> tuple[int, dict]:
     env = {**os.environ, **env_extra}
-    result = subprocess.run([sys.executable, "-m", "egodesk", "doctor", "--json"], capture_output=True, text=True, env=env, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "egodesk", "doctor", "--json"], capture_output=True, text=True, env=env, timeout=300
+    )
     return result.returncode, json.loads(result.stdout)
 
 

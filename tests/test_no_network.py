@@ -61,17 +61,47 @@ def test_import_ask_and_eval_offline(no_network, library, composite_clip, tmp_pa
 
     bench = tmp_path / "bench"
     bench.mkdir()
-    (bench / "memory.jsonl").write_text("\n".join(json.dumps(e) for e in [
-        {"id": "a", "source": "day", "start": "2024-01-01T09:00:00", "end": "2024-01-01T09:00:05", "kind": "narration",
-         "text": "I put the keys in the drawer."},
-        {"id": "b", "source": "day", "start": "2024-01-01T09:01:00", "end": "2024-01-01T09:01:05", "kind": "narration",
-         "text": "I water the plants."},
-    ]) + "\n")
-    (bench / "questions.jsonl").write_text(json.dumps({
-        "id": "q", "question": "Where did I put the keys?", "options": None, "answer_idx": None, "answer": "in the drawer",
-        "asked_at": "2024-01-01T10:00:00", "sources": ["day"],
-        "evidence": [{"source": "day", "start": "2024-01-01T09:00:00", "end": "2024-01-01T09:00:05"}],
-        "category": "where", "unanswerable": False}) + "\n")
+    (bench / "memory.jsonl").write_text(
+        "\n".join(
+            json.dumps(e)
+            for e in [
+                {
+                    "id": "a",
+                    "source": "day",
+                    "start": "2024-01-01T09:00:00",
+                    "end": "2024-01-01T09:00:05",
+                    "kind": "narration",
+                    "text": "I put the keys in the drawer.",
+                },
+                {
+                    "id": "b",
+                    "source": "day",
+                    "start": "2024-01-01T09:01:00",
+                    "end": "2024-01-01T09:01:05",
+                    "kind": "narration",
+                    "text": "I water the plants.",
+                },
+            ]
+        )
+        + "\n"
+    )
+    (bench / "questions.jsonl").write_text(
+        json.dumps(
+            {
+                "id": "q",
+                "question": "Where did I put the keys?",
+                "options": None,
+                "answer_idx": None,
+                "answer": "in the drawer",
+                "asked_at": "2024-01-01T10:00:00",
+                "sources": ["day"],
+                "evidence": [{"source": "day", "start": "2024-01-01T09:00:00", "end": "2024-01-01T09:00:05"}],
+                "category": "where",
+                "unanswerable": False,
+            }
+        )
+        + "\n"
+    )
     result = run_eval(bench, "hybrid", k=1, library_dir=tmp_path / "scratch", quiet=True)
     assert result["summary"]["hit@1"] == 1.0
     assert no_network == []  # nothing even tried to reach the network

@@ -64,12 +64,20 @@ def fast(run: dict, limit: float) -> bool:
 
 
 def ask_in_a_fresh_process(root) -> dict:
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "scale_library.py"), str(root), "--ask"], cwd=REPO,
-                          capture_output=True, text=True, timeout=300, check=True)
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "scale_library.py"), str(root), "--ask"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
     result = json.loads(done.stdout)["questions"]
     print(f"load {load():.1f} on {os.cpu_count()} cores")
     for run in result["cold"] + result["warm"]:
-        print(f"{run['seconds']:6.3f} s ({run['cpu_s']:.3f} CPU)  {run['strategy']:<16} {run['question']}  ->  {run['evidence'][0][:70]!r}")
+        print(
+            f"{run['seconds']:6.3f} s ({run['cpu_s']:.3f} CPU)  {run['strategy']:<16} {run['question']}  ->  {run['evidence'][0][:70]!r}"
+        )
     return result
 
 
@@ -100,7 +108,9 @@ def test_the_library_holds_200_hours_of_memory_in_every_kind(scale_library):
         with store.session() as s:
             stored = dict(s.execute(select(Vector.space, func.count()).group_by(Vector.space)).all())
         assert {space: indices.count(space) for space in spaces()} == stored  # every index loads, intact, complete
-        rerun = build_parent_child(store, indices, make_embedder(model="embedder"), found["footage"])  # the real builder's units, as it makes them
+        rerun = build_parent_child(
+            store, indices, make_embedder(model="embedder"), found["footage"]
+        )  # the real builder's units, as it makes them
         assert rerun.parents_kept > 0 and rerun.units == rerun.parents_removed == 0
     finally:
         store.close()
@@ -118,7 +128,9 @@ def test_a_question_is_answered_from_evidence_in_under_2_s(scale_library):
             break
     first, last_time = tries[-1]["cold"]
     assert first["strategy"] == "auto:context" and last_time["strategy"] == "auto:timeaware"
-    assert any(fast(t["cold"][0], QUESTION_S) for t in tries), "first question on a freshly opened library (open, indices, retrieval)"
+    assert any(fast(t["cold"][0], QUESTION_S) for t in tries), (
+        "first question on a freshly opened library (open, indices, retrieval)"
+    )
     assert any(fast(t["cold"][1], QUESTION_S) for t in tries), "first time-aware question (its four atomic indices load now)"
     warm = sorted(tries[-1]["warm"], key=lambda run: run["seconds"])[len(tries[-1]["warm"]) // 2]
     print("warm p50", warm["seconds"], "s", warm["cpu_s"], "s CPU")
@@ -149,7 +161,9 @@ def test_the_main_window_opens_the_library_in_under_3_s(qtbot, scale_library):
         newest = max(window.view.footage.values(), key=lambda f: f.start)
         began = time.perf_counter()
         assert window.view.open_footage(newest.id)  # its file is absent: the timeline and memory still show
-        print(f"opened a {newest.duration / 3600:.1f} h footage ({len(window.view.clips)} clips) in {time.perf_counter() - began:.2f} s")
+        print(
+            f"opened a {newest.duration / 3600:.1f} h footage ({len(window.view.clips)} clips) in {time.perf_counter() - began:.2f} s"
+        )
         assert len(window.view.clips) == newest.duration // report["clip_seconds"]
     finally:
         window.close()

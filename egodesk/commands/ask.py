@@ -47,9 +47,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
     # Importing, building memories and answering take minutes to hours: show where the run is.
     printer = ProgressPrinter()
     try:
-        data = run_eval(args.bench, args.strategy, k=args.k, answer=args.answer, limit=args.limit, report=args.report,
-                        library_dir=args.scratch, resume=args.resume, memories=tuple(args.memories or ()),
-                        reuse_replies=not args.ask_again, progress=printer, quiet=True)
+        data = run_eval(
+            args.bench,
+            args.strategy,
+            k=args.k,
+            answer=args.answer,
+            limit=args.limit,
+            report=args.report,
+            library_dir=args.scratch,
+            resume=args.resume,
+            memories=tuple(args.memories or ()),
+            reuse_replies=not args.ask_again,
+            progress=printer,
+            quiet=True,
+        )
     except (FileNotFoundError, ValueError, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -80,9 +91,17 @@ def register(sub) -> None:
     p.add_argument("--report", help="write the JSON report here")
     p.add_argument("--scratch", help="library folder for the benchmark (default: a cached one per benchmark)")
     p.add_argument("--resume", action="store_true", help="keep the questions --report already holds from the same run")
-    p.add_argument("--ask-again", action="store_true",
-                   help="send every answer prompt to the model, even one this benchmark library's runs already had answered")
-    p.add_argument("--memories", nargs="+", choices=LLM_MEMORIES, metavar="MEMORY",
-                   help="first build these LLM memories (records, atomic) for the questions' sources (hours on a CPU "
-                        "for a whole benchmark: combine with --limit)")
+    p.add_argument(
+        "--ask-again",
+        action="store_true",
+        help="send every answer prompt to the model, even one this benchmark library's runs already had answered",
+    )
+    p.add_argument(
+        "--memories",
+        nargs="+",
+        choices=LLM_MEMORIES,
+        metavar="MEMORY",
+        help="first build these LLM memories (records, atomic) for the questions' sources (hours on a CPU "
+        "for a whole benchmark: combine with --limit)",
+    )
     p.set_defaults(func=cmd_eval)

@@ -30,7 +30,10 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"error: {path}: {reason}", file=sys.stderr)
     for note in report.notes[:20]:
         print(f"note: {note}", file=sys.stderr)
-    print(f"added {len(report.added)} footage, {len(report.existing)} already in the library, {len(report.errors)} error(s)", file=sys.stderr)
+    print(
+        f"added {len(report.added)} footage, {len(report.existing)} already in the library, {len(report.errors)} error(s)",
+        file=sys.stderr,
+    )
     if not args.wait:
         if running_worker(library.paths):
             print("a worker is already indexing this library; it picks up the new footage", file=sys.stderr)
@@ -96,8 +99,10 @@ def cmd_footage(args: argparse.Namespace) -> int:
         print(json.dumps([{**asdict(f), "thumbnail": str(f.thumbnail) if f.thumbnail else None} for f in rows], indent=2))
         return 0
     for f in rows:
-        print(f"{f.id:>5} {f.title[:32]:<32} {format_ts(f.start)} {f.duration:8.1f}s {f.kind:<5} {f.state}"
-              + (f"  ({f.error})" if f.error else ""))
+        print(
+            f"{f.id:>5} {f.title[:32]:<32} {format_ts(f.start)} {f.duration:8.1f}s {f.kind:<5} {f.state}"
+            + (f"  ({f.error})" if f.error else "")
+        )
     return 0
 
 
@@ -121,8 +126,11 @@ def register(sub) -> None:
     p = sub.add_parser("import", help="import footage files or folders (and text tracks: .jsonl .srt .vtt)")
     p.add_argument("paths", nargs="+")
     p.add_argument("--captioner", choices=["describe", "vlm", "server"])
-    p.add_argument("--wait", action="store_true",
-                   help="index now and show progress (Ctrl-C cancels; with a worker already running, follow it)")
+    p.add_argument(
+        "--wait",
+        action="store_true",
+        help="index now and show progress (Ctrl-C cancels; with a worker already running, follow it)",
+    )
     p.set_defaults(func=cmd_import)
     p = sub.add_parser("jobs", help="the indexing stages of every footage and their state")
     p.add_argument("--json", action="store_true")

@@ -20,25 +20,72 @@ def cmd_memory_stats(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"units": rows, **summary}, indent=2))
         return 0
-    print("\n".join(_table(["footage", "kind", "view", "units", "vectors", "KB", "KB/min"],
-                           [[r["title"][:28], r["kind"], r["view"], str(r["units"]), str(r["vectors"]), _kb(r["bytes"]),
-                             _kb(r["bytes_per_minute"])] for r in rows], left=3)))
-    print("\nmemory growth per footage (records: raw extracted, kept = importance >= tau, consolidated entries; "
-          "atomic statements per view)")
+    print(
+        "\n".join(
+            _table(
+                ["footage", "kind", "view", "units", "vectors", "KB", "KB/min"],
+                [
+                    [
+                        r["title"][:28],
+                        r["kind"],
+                        r["view"],
+                        str(r["units"]),
+                        str(r["vectors"]),
+                        _kb(r["bytes"]),
+                        _kb(r["bytes_per_minute"]),
+                    ]
+                    for r in rows
+                ],
+                left=3,
+            )
+        )
+    )
+    print(
+        "\nmemory growth per footage (records: raw extracted, kept = importance >= tau, consolidated entries; "
+        "atomic statements per view)"
+    )
     totals = summary["totals"]
     lines = [_growth_cells(f["title"][:28], f) for f in summary["footage"]]
     lines.append(_growth_cells(f"total ({totals['footage']} footage)", totals))
-    print("\n".join(_table(["footage", "min", "units", "KB/min", "text KB/min", "records", "kept", "entries", "prototypes",
-                            "rec/entry", "action", "utterance", "activity", "conversation"], lines)))
+    print(
+        "\n".join(
+            _table(
+                [
+                    "footage",
+                    "min",
+                    "units",
+                    "KB/min",
+                    "text KB/min",
+                    "records",
+                    "kept",
+                    "entries",
+                    "prototypes",
+                    "rec/entry",
+                    "action",
+                    "utterance",
+                    "activity",
+                    "conversation",
+                ],
+                lines,
+            )
+        )
+    )
     return 0
 
 
 def _growth_cells(name: str, f: dict) -> list[str]:
     g = f["records"]
     ratio = "-" if g["compression"] is None else f"{g['compression']:.2f}"
-    return [name, f"{f['minutes']:.1f}", str(f["units"]), _kb(f["bytes_per_minute"]), _kb(f["text_bytes_per_minute"]),
-            *(str(g[k]) for k in ("raw_records", "kept_records", "memory_entries", "prototypes")), ratio,
-            *(str(n) for n in f["atomic"].values())]
+    return [
+        name,
+        f"{f['minutes']:.1f}",
+        str(f["units"]),
+        _kb(f["bytes_per_minute"]),
+        _kb(f["text_bytes_per_minute"]),
+        *(str(g[k]) for k in ("raw_records", "kept_records", "memory_entries", "prototypes")),
+        ratio,
+        *(str(n) for n in f["atomic"].values()),
+    ]
 
 
 def _kb(size: float | None) -> str:
@@ -49,8 +96,10 @@ def _table(header: list[str], rows: list[list[str]], left: int = 1) -> list[str]
     """Aligned columns: the first `left` to the left, the numbers to the right."""
     every = [header, *rows]
     widths = [max(len(row[i]) for row in every) for i in range(len(header))]
-    return ["  ".join(cell.ljust(w) if i < left else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
-            for row in every]
+    return [
+        "  ".join(cell.ljust(w) if i < left else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
+        for row in every
+    ]
 
 
 def _when(text: str | None, footage_start: float) -> float | None:
@@ -78,8 +127,11 @@ def cmd_forget(args: argparse.Namespace) -> int:
         return 2
     report = library.forget(footage_id, lo, hi)
     what = "footage" if report.footage_deleted else "range"
-    print(f"forgot {what}: {report.clips} clips, {report.units} memory units, {report.vectors} vectors, "
-          f"{report.thumbnails} thumbnails", file=sys.stderr)
+    print(
+        f"forgot {what}: {report.clips} clips, {report.units} memory units, {report.vectors} vectors, "
+        f"{report.thumbnails} thumbnails",
+        file=sys.stderr,
+    )
     return 0
 
 

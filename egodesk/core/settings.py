@@ -29,20 +29,47 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="ignore", validate_assignment=True)
 
     # Ingest
-    clip_seconds: float = _field(15.0, "Clip length (s)", "Ingest", "Length of the non-overlapping clips footage is cut into.", ge=2.0, le=600.0)
-    frames_per_clip: int = _field(10, "Frames sampled per clip", "Ingest", "Frames read from each clip before keyframe selection.", ge=1, le=120)
-    keyframes_per_clip: int = _field(5, "Keyframes per clip", "Ingest", "k-means clusters over frame features (CARVE: n=5).", ge=1, le=20)
-    captioner: Literal["describe", "vlm", "server"] = _field("describe", "Captioner", "Ingest", "describe: from tags, on-screen text and speech; vlm: a local GGUF + mmproj; server: an OpenAI-compatible server.")
+    clip_seconds: float = _field(
+        15.0, "Clip length (s)", "Ingest", "Length of the non-overlapping clips footage is cut into.", ge=2.0, le=600.0
+    )
+    frames_per_clip: int = _field(
+        10, "Frames sampled per clip", "Ingest", "Frames read from each clip before keyframe selection.", ge=1, le=120
+    )
+    keyframes_per_clip: int = _field(
+        5, "Keyframes per clip", "Ingest", "k-means clusters over frame features (CARVE: n=5).", ge=1, le=20
+    )
+    captioner: Literal["describe", "vlm", "server"] = _field(
+        "describe",
+        "Captioner",
+        "Ingest",
+        "describe: from tags, on-screen text and speech; vlm: a local GGUF + mmproj; server: an OpenAI-compatible server.",
+    )
     asr_engine: Literal["faster-whisper", "openai-whisper"] = _field("faster-whisper", "Speech engine", "Ingest")
-    asr_model: Literal["asr", "asr-lite"] = _field("asr", "Speech model", "Ingest", "asr: Whisper base (multilingual); asr-lite: tiny.en (faster, English only).")
+    asr_model: Literal["asr", "asr-lite"] = _field(
+        "asr", "Speech model", "Ingest", "asr: Whisper base (multilingual); asr-lite: tiny.en (faster, English only)."
+    )
     ocr_enabled: bool = _field(True, "Read on-screen text", "Ingest")
     tags_per_frame: int = _field(5, "Tags per keyframe", "Ingest", ge=1, le=20)
 
     # Models and servers
-    llm_model: Literal["llm-quality", "llm-fast", "llm-test"] = _field("llm-quality", "Language model", "Models", "Manifest role of the local LLM used for extraction and answers.")
-    embedder_model: Literal["embedder-nomic", "embedder"] = _field("embedder-nomic", "Text embedder", "Models", "Manifest role of the text embedder. embedder-nomic: nomic-embed-text-v1.5 (finds far more, ~7 texts/s a core); embedder: all-MiniLM-L6-v2 (fast tier, ~10x faster). A library built with the other one is re-embedded in the background; questions use its old vectors meanwhile.")
+    llm_model: Literal["llm-quality", "llm-fast", "llm-test"] = _field(
+        "llm-quality", "Language model", "Models", "Manifest role of the local LLM used for extraction and answers."
+    )
+    embedder_model: Literal["embedder-nomic", "embedder"] = _field(
+        "embedder-nomic",
+        "Text embedder",
+        "Models",
+        "Manifest role of the text embedder. embedder-nomic: nomic-embed-text-v1.5 (finds far more, ~7 texts/s a core); "
+        "embedder: all-MiniLM-L6-v2 (fast tier, ~10x faster). A library built with the other one is re-embedded in the "
+        "background; questions use its old vectors meanwhile.",
+    )
     llm_backend: Literal["local", "server"] = _field("local", "Language model backend", "Models")
-    llm_model_path: str = _field("", "Custom language model (GGUF)", "Models", "A GGUF of your own used instead of the manifest model when set (added in Models).")
+    llm_model_path: str = _field(
+        "",
+        "Custom language model (GGUF)",
+        "Models",
+        "A GGUF of your own used instead of the manifest model when set (added in Models).",
+    )
     vlm_model_path: str = _field("", "VLM model (GGUF)", "Models", "A vision-language GGUF for the vlm captioner.")
     vlm_mmproj_path: str = _field("", "VLM projector (mmproj GGUF)", "Models")
     server_url: str = _field("", "Server URL", "Models", "An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1")
@@ -51,41 +78,165 @@ class Settings(BaseModel):
     threads: int = _field(max(1, os.cpu_count() or 1), "Inference threads", "Models", ge=1, le=256)
 
     # Memory
-    wearer_name: str = _field("I", "Wearer's name", "Memory", "Prepended to interaction records (Imprint).", min_length=1, max_length=80)
+    wearer_name: str = _field(
+        "I", "Wearer's name", "Memory", "Prepended to interaction records (Imprint).", min_length=1, max_length=80
+    )
     subchunk_max_chars: int = _field(240, "Subchunk length cap (chars)", "Memory", ge=40, le=4000)
 
-    memory_records: bool = _field(True, "Build interaction records", "Memory", "LLM-extracted person-action-object records (Imprint); the slow part of indexing on a CPU.")
-    memory_atomic: bool = _field(True, "Build atomic statements", "Memory", "LLM-written self-contained statements in four views (EgoCITE).")
+    memory_records: bool = _field(
+        True,
+        "Build interaction records",
+        "Memory",
+        "LLM-extracted person-action-object records (Imprint); the slow part of indexing on a CPU.",
+    )
+    memory_atomic: bool = _field(
+        True, "Build atomic statements", "Memory", "LLM-written self-contained statements in four views (EgoCITE)."
+    )
 
     # Memory (Imprint): interaction records and their online compression; the paper's values
-    records_batch_size: int = _field(12, "Records: entries per LLM call", "Memory (Imprint)", "Captions the LLM turns into interaction records in one call (batching amortises the prompt).", ge=1, le=64)
-    imprint_history_k: int = _field(5, "History length k", "Memory (Imprint)", "Previous records that contextualise a record's embedding.", ge=0, le=50)
-    imprint_alpha_h: float = _field(0.5, "History weight alpha_h", "Memory (Imprint)", "Weight of the history in the contextualised embedding.", ge=0.0, le=1.0)
-    imprint_delta_h: float = _field(0.3, "History similarity delta_h", "Memory (Imprint)", "Only previous records more similar than this contribute context.", ge=-1.0, le=1.0)
-    imprint_delta_g: float = _field(0.75, "Prototype threshold delta_g", "Memory (Imprint)", "A record joins its nearest event prototype at this cosine similarity or more.", ge=-1.0, le=1.0)
-    imprint_max_prototypes: int = _field(300, "Prototype cap", "Memory (Imprint)", "At the cap, records join their nearest prototype instead of creating one.", ge=1, le=100000)
-    imprint_lambda: float = _field(1.14, "Recency decay lambda", "Memory (Imprint)", "Importance decays as exp(-lambda * dT), dT in time units.", ge=0.0, le=100.0)
-    imprint_time_unit_s: float = _field(3600.0, "Recency time unit (s)", "Memory (Imprint)", "Seconds per unit of dT in the recency term (hours).", ge=1.0, le=10_000_000.0)
-    imprint_tau: float = _field(0.2, "Importance threshold tau", "Memory (Imprint)", "Records with importance w >= tau are kept.", ge=0.0, le=100.0)
-    imprint_delta_m: float = _field(0.75, "Consolidation threshold delta_m", "Memory (Imprint)", "A kept record merges into a memory entry when action-object and context similarity both reach this.", ge=-1.0, le=1.0)
+    records_batch_size: int = _field(
+        12,
+        "Records: entries per LLM call",
+        "Memory (Imprint)",
+        "Captions the LLM turns into interaction records in one call (batching amortises the prompt).",
+        ge=1,
+        le=64,
+    )
+    imprint_history_k: int = _field(
+        5, "History length k", "Memory (Imprint)", "Previous records that contextualise a record's embedding.", ge=0, le=50
+    )
+    imprint_alpha_h: float = _field(
+        0.5,
+        "History weight alpha_h",
+        "Memory (Imprint)",
+        "Weight of the history in the contextualised embedding.",
+        ge=0.0,
+        le=1.0,
+    )
+    imprint_delta_h: float = _field(
+        0.3,
+        "History similarity delta_h",
+        "Memory (Imprint)",
+        "Only previous records more similar than this contribute context.",
+        ge=-1.0,
+        le=1.0,
+    )
+    imprint_delta_g: float = _field(
+        0.75,
+        "Prototype threshold delta_g",
+        "Memory (Imprint)",
+        "A record joins its nearest event prototype at this cosine similarity or more.",
+        ge=-1.0,
+        le=1.0,
+    )
+    imprint_max_prototypes: int = _field(
+        300,
+        "Prototype cap",
+        "Memory (Imprint)",
+        "At the cap, records join their nearest prototype instead of creating one.",
+        ge=1,
+        le=100000,
+    )
+    imprint_lambda: float = _field(
+        1.14,
+        "Recency decay lambda",
+        "Memory (Imprint)",
+        "Importance decays as exp(-lambda * dT), dT in time units.",
+        ge=0.0,
+        le=100.0,
+    )
+    imprint_time_unit_s: float = _field(
+        3600.0,
+        "Recency time unit (s)",
+        "Memory (Imprint)",
+        "Seconds per unit of dT in the recency term (hours).",
+        ge=1.0,
+        le=10_000_000.0,
+    )
+    imprint_tau: float = _field(
+        0.2, "Importance threshold tau", "Memory (Imprint)", "Records with importance w >= tau are kept.", ge=0.0, le=100.0
+    )
+    imprint_delta_m: float = _field(
+        0.75,
+        "Consolidation threshold delta_m",
+        "Memory (Imprint)",
+        "A kept record merges into a memory entry when action-object and context similarity both reach this.",
+        ge=-1.0,
+        le=1.0,
+    )
 
     # Memory (EgoCITE): multi-view atomic statements
-    atomic_batch_size: int = _field(4, "Atomic: clips per LLM call", "Memory (EgoCITE)", "Clips whose atomic statements one LLM call writes.", ge=1, le=32)
-    atomic_context_before: int = _field(2, "Atomic: context clips before", "Memory (EgoCITE)", "Neighbouring clips before a batch shown as local context.", ge=0, le=10)
-    atomic_context_after: int = _field(1, "Atomic: context clips after", "Memory (EgoCITE)", "Neighbouring clips after a batch shown as local context.", ge=0, le=10)
+    atomic_batch_size: int = _field(
+        4, "Atomic: clips per LLM call", "Memory (EgoCITE)", "Clips whose atomic statements one LLM call writes.", ge=1, le=32
+    )
+    atomic_context_before: int = _field(
+        2,
+        "Atomic: context clips before",
+        "Memory (EgoCITE)",
+        "Neighbouring clips before a batch shown as local context.",
+        ge=0,
+        le=10,
+    )
+    atomic_context_after: int = _field(
+        1,
+        "Atomic: context clips after",
+        "Memory (EgoCITE)",
+        "Neighbouring clips after a batch shown as local context.",
+        ge=0,
+        le=10,
+    )
 
     # Retrieval and answers
     strategy: str = _field("auto", "Retrieval strategy", "Answers")
-    top_k: int = _field(12, "Evidence units (K)", "Answers", "Parents handed to the reasoner (parent retrieval: K=12).", ge=1, le=100)
-    rrf_k0: int = _field(60, "Fusion constant k0", "Answers", "Reciprocal rank fusion of dense and BM25 rankings (hybrid: k0=60).", ge=1, le=1000)
-    rerank_candidates: int = _field(24, "Rerank candidates", "Answers", "Candidates the LLM reranker judges per question (each costs one LLM call).", ge=1, le=200)
-    records_w_object: float = _field(0.53, "Records: object weight", "Answers", "Imprint retrieval score weight of cos(object).", ge=0.0, le=1.0)
-    records_w_action: float = _field(0.29, "Records: action weight", "Answers", "Imprint retrieval score weight of cos(action).", ge=0.0, le=1.0)
-    records_w_importance: float = _field(0.18, "Records: importance weight", "Answers", "Imprint retrieval score weight of the importance w.", ge=0.0, le=1.0)
-    records_top_k: int = _field(5, "Records: memories retrieved", "Answers", "Imprint hands the top 5 memory entries to the reasoner.", ge=1, le=100)
-    timeaware_rounds: int = _field(3, "Time-aware retrieval rounds", "Answers", "EgoCITE retrieval rounds into the evidence pool (3 holds most of the gain).", ge=1, le=5)
-    answer_context_tokens: int = _field(1500, "Evidence token budget", "Answers", "Evidence text given to the reasoner per question, in tokens (the paper needs 3,600).", ge=200, le=16000)
-    answer_choice: Literal["text", "letter"] = _field("text", "Multiple choice answered with", "Answers", "text: the model writes the chosen option itself (a small model maps evidence to an option far better this way); letter: the option's letter.")
+    top_k: int = _field(
+        12, "Evidence units (K)", "Answers", "Parents handed to the reasoner (parent retrieval: K=12).", ge=1, le=100
+    )
+    rrf_k0: int = _field(
+        60, "Fusion constant k0", "Answers", "Reciprocal rank fusion of dense and BM25 rankings (hybrid: k0=60).", ge=1, le=1000
+    )
+    rerank_candidates: int = _field(
+        24,
+        "Rerank candidates",
+        "Answers",
+        "Candidates the LLM reranker judges per question (each costs one LLM call).",
+        ge=1,
+        le=200,
+    )
+    records_w_object: float = _field(
+        0.53, "Records: object weight", "Answers", "Imprint retrieval score weight of cos(object).", ge=0.0, le=1.0
+    )
+    records_w_action: float = _field(
+        0.29, "Records: action weight", "Answers", "Imprint retrieval score weight of cos(action).", ge=0.0, le=1.0
+    )
+    records_w_importance: float = _field(
+        0.18, "Records: importance weight", "Answers", "Imprint retrieval score weight of the importance w.", ge=0.0, le=1.0
+    )
+    records_top_k: int = _field(
+        5, "Records: memories retrieved", "Answers", "Imprint hands the top 5 memory entries to the reasoner.", ge=1, le=100
+    )
+    timeaware_rounds: int = _field(
+        3,
+        "Time-aware retrieval rounds",
+        "Answers",
+        "EgoCITE retrieval rounds into the evidence pool (3 holds most of the gain).",
+        ge=1,
+        le=5,
+    )
+    answer_context_tokens: int = _field(
+        1500,
+        "Evidence token budget",
+        "Answers",
+        "Evidence text given to the reasoner per question, in tokens (the paper needs 3,600).",
+        ge=200,
+        le=16000,
+    )
+    answer_choice: Literal["text", "letter"] = _field(
+        "text",
+        "Multiple choice answered with",
+        "Answers",
+        "text: the model writes the chosen option itself (a small model maps evidence to an option far better this way); "
+        "letter: the option's letter.",
+    )
 
     @classmethod
     def groups(cls) -> dict[str, list[str]]:
@@ -97,7 +248,7 @@ class Settings(BaseModel):
         return out
 
     @classmethod
-    def load(cls, path: Path | None, environ: dict[str, str] | None = None) -> "Settings":
+    def load(cls, path: Path | None, environ: dict[str, str] | None = None) -> Settings:
         """Stored values (if any), then environment overrides on top. Raises SettingsError on bad values."""
         environ = os.environ if environ is None else environ
         data: dict[str, Any] = {}

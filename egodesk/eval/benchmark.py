@@ -121,5 +121,11 @@ def load_benchmark(root: str | Path, limit: int | None = None) -> Benchmark:
 
 
 def _entry(row: dict) -> BenchEntry:
-    return BenchEntry(str(row["id"]), str(row["source"]), parse_iso(row["start"]), parse_iso(row["end"]),
-                      str(row.get("kind") or "caption"), str(row["text"]))
+    return BenchEntry(
+        str(row["id"]),
+        str(row["source"]),
+        parse_iso(row["start"]),
+        parse_iso(row["end"]),
+        str(row.get("kind") or "caption"),
+        str(row["text"]),
+    )

@@ -54,7 +54,9 @@ def _covered(target: Sequence[tuple[float, float]], cover: Sequence[tuple[float,
 
 
 def hit_at_k(retrieved: Sequence[Span], evidence: Sequence[Span], k: int, touching: bool = False) -> float:
-    return float(any(src == e_src and overlaps(s, e, es, ee, touching) for src, s, e in retrieved[:k] for e_src, es, ee in evidence))
+    return float(
+        any(src == e_src and overlaps(s, e, es, ee, touching) for src, s, e in retrieved[:k] for e_src, es, ee in evidence)
+    )
 
 
 def _evidence_parts(evidence: Sequence[Span]) -> tuple[dict[str, list[tuple[float, float]]], list[Span], float]:

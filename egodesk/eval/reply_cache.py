@@ -28,16 +28,19 @@ class ReplyCache:
         self.model_id = llm.model_id
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path)
-        self._db.execute("CREATE TABLE IF NOT EXISTS replies (digest TEXT PRIMARY KEY, model TEXT NOT NULL, "
-                         "reply TEXT NOT NULL, prompt_tokens INTEGER NOT NULL, seconds REAL NOT NULL)")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS replies (digest TEXT PRIMARY KEY, model TEXT NOT NULL, "
+            "reply TEXT NOT NULL, prompt_tokens INTEGER NOT NULL, seconds REAL NOT NULL)"
+        )
         self._db.commit()
         self.saved_seconds = 0.0  # original answering time of every reply reused so far
 
     def chat(self, messages, max_tokens: int = 256, temperature: float = 0.0, schema: dict | None = None) -> tuple[str, int]:
         if temperature != 0.0:
             return self._llm.chat(messages, max_tokens=max_tokens, temperature=temperature, schema=schema)
-        digest = hashlib.sha256(json.dumps([self.model_id, messages, schema, max_tokens], sort_keys=True,
-                                           ensure_ascii=False).encode("utf-8")).hexdigest()
+        digest = hashlib.sha256(
+            json.dumps([self.model_id, messages, schema, max_tokens], sort_keys=True, ensure_ascii=False).encode("utf-8")
+        ).hexdigest()
         row = self._db.execute("SELECT reply, prompt_tokens, seconds FROM replies WHERE digest = ?", (digest,)).fetchone()
         if row is not None:
             self.saved_seconds += row[2]
@@ -45,8 +48,10 @@ class ReplyCache:
         started = time.perf_counter()
         reply, prompt_tokens = self._llm.chat(messages, max_tokens=max_tokens, temperature=temperature, schema=schema)
         with self._db:  # committed at once: a killed run keeps every answer it paid for
-            self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)",
-                             (digest, self.model_id, reply, prompt_tokens, time.perf_counter() - started))
+            self._db.execute(
+                "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)",
+                (digest, self.model_id, reply, prompt_tokens, time.perf_counter() - started),
+            )
         return reply, prompt_tokens
 
     def count_tokens(self, text: str) -> int:

@@ -45,8 +45,13 @@ def default_library_root(bench: Benchmark, model_id: str | None = None) -> Path:
     return platformdirs.user_cache_path(APP_NAME) / "bench-libraries" / f"{bench.name}-{bench.memory_hash()[:16]}-{model}"
 
 
-def open_library(bench: Benchmark, embedder, settings: Settings, library_dir: Path | None = None,
-                 progress: Callable[[Progress], None] | None = None) -> tuple[Store, IndexManager]:
+def open_library(
+    bench: Benchmark,
+    embedder,
+    settings: Settings,
+    library_dir: Path | None = None,
+    progress: Callable[[Progress], None] | None = None,
+) -> tuple[Store, IndexManager]:
     """The benchmark's library: imported once; parent-child built for the footage the questions search
     (`question_footage`: a later run with more questions adds the rest), reused after. A library
     built with another embedder than `embedder` is re-embedded first."""
@@ -85,8 +90,16 @@ def question_footage(s, bench: Benchmark) -> list[int]:
 LLM_MEMORIES = ("records", "atomic")
 
 
-def build_llm_memories(store: Store, indices: IndexManager, embedder, llm, bench: Benchmark, settings: Settings,
-                       memories: tuple[str, ...], progress: Callable[[Progress], None] | None = None) -> dict:
+def build_llm_memories(
+    store: Store,
+    indices: IndexManager,
+    embedder,
+    llm,
+    bench: Benchmark,
+    settings: Settings,
+    memories: tuple[str, ...],
+    progress: Callable[[Progress], None] | None = None,
+) -> dict:
     """Build the LLM memories (interaction records, atomic statements) of the footage the questions
     search, not of the whole benchmark: on a CPU that takes hours, so a stated subset (e.g. the
     sources of the first N questions) is what can be evaluated. Builds resume and are kept in the
@@ -126,9 +139,17 @@ def _score_answer(q: BenchQuestion, result: QuestionResult, answer) -> None:
     result.detail.update(answer=answer.text, option_index=answer.option_index, cited=answer.cited, reasoning=answer.reasoning)
 
 
-def run_questions(memory: Memory, questions: list[BenchQuestion], strategy: str, k: int, llm=None, online: bool = True,
-                  progress: Callable[[Progress], None] | None = None, done: dict[str, QuestionResult] | None = None,
-                  checkpoint: Callable[[list[QuestionResult]], None] | None = None) -> list[QuestionResult]:
+def run_questions(
+    memory: Memory,
+    questions: list[BenchQuestion],
+    strategy: str,
+    k: int,
+    llm=None,
+    online: bool = True,
+    progress: Callable[[Progress], None] | None = None,
+    done: dict[str, QuestionResult] | None = None,
+    checkpoint: Callable[[list[QuestionResult]], None] | None = None,
+) -> list[QuestionResult]:
     """Every question through the app's own ask path (`pipeline.ask`): retrieval with the strategy, and
     the answerer when `llm` is given. Results in `done` (by question id) are taken as they are;
     `checkpoint` sees the results so far after each new one."""
@@ -143,8 +164,17 @@ def run_questions(memory: Memory, questions: list[BenchQuestion], strategy: str,
         result = QuestionResult(q.id, q.category, q.unanswerable, latency_ms=found.seconds * 1000)
         if q.evidence:
             result.retrieval = retrieval_scores(_spans(found.evidence), [(w.source, w.start, w.end) for w in q.evidence], ks)
-        result.detail["retrieved"] = [{"unit": ev.unit_id, "source": ev.source, "start": ev.start, "end": ev.end,
-                                       "score": round(ev.score, 4), "strategy": ev.strategy} for ev in found.evidence[:k]]
+        result.detail["retrieved"] = [
+            {
+                "unit": ev.unit_id,
+                "source": ev.source,
+                "start": ev.start,
+                "end": ev.end,
+                "score": round(ev.score, 4),
+                "strategy": ev.strategy,
+            }
+            for ev in found.evidence[:k]
+        ]
         if found.window is not None:
             result.detail["window"] = [found.window.label, found.window.start, found.window.end]
         if llm is not None:
@@ -191,22 +221,53 @@ def report_table(data: dict) -> str:
 
 
 def format_summary(title: str, summary: dict, categories: dict[str, dict]) -> str:
-    keys = [k for k in SUMMARY_ORDER if k in summary] + [k for k in ("accuracy", "f1", "abstention_precision", "abstention_recall",
-                                                                     "grounded", "tokens", "latency_p50_ms", "latency_p95_ms", "answer_p50_ms",
-                                                                     "answer_p95_ms") if summary.get(k) is not None]
+    keys = [k for k in SUMMARY_ORDER if k in summary] + [
+        k
+        for k in (
+            "accuracy",
+            "f1",
+            "abstention_precision",
+            "abstention_recall",
+            "grounded",
+            "tokens",
+            "latency_p50_ms",
+            "latency_p95_ms",
+            "answer_p50_ms",
+            "answer_p95_ms",
+        )
+        if summary.get(k) is not None
+    ]
     labels = [k.replace("latency_", "ret_").replace("abstention_", "abst_") for k in keys]
     widths = [max(len(label) + 2, 8) for label in labels]
     head = f"{'':<16}" + "".join(f"{label:>{w}}" for label, w in zip(labels, widths)) + f"{'n':>7}"
     rows = [title, head]
     for name, group in [("all", summary), *categories.items()]:
-        rows.append(f"{name[:16]:<16}" + "".join(f"{format_value(k, group.get(k)):>{w}}" for k, w in zip(keys, widths)) + f"{group['questions']:>7}")
+        rows.append(
+            f"{name[:16]:<16}"
+            + "".join(f"{format_value(k, group.get(k)):>{w}}" for k, w in zip(keys, widths))
+            + f"{group['questions']:>7}"
+        )
     return "\n".join(rows)
 
 
-def run_eval(bench_dir, strategy: str, k: int = 12, answer: bool = False, limit: int | None = None, report=None,
-             library_dir=None, online: bool = True, settings: Settings | None = None, embedder=None, llm=None,
-             progress: Callable[[Progress], None] | None = None, quiet: bool = False, resume: bool = False,
-             memories: tuple[str, ...] = (), reuse_replies: bool = True) -> dict:
+def run_eval(
+    bench_dir,
+    strategy: str,
+    k: int = 12,
+    answer: bool = False,
+    limit: int | None = None,
+    report=None,
+    library_dir=None,
+    online: bool = True,
+    settings: Settings | None = None,
+    embedder=None,
+    llm=None,
+    progress: Callable[[Progress], None] | None = None,
+    quiet: bool = False,
+    resume: bool = False,
+    memories: tuple[str, ...] = (),
+    reuse_replies: bool = True,
+) -> dict:
     """Run a benchmark; prints the table, writes the JSON report (if `report`) and returns it. With
     `resume`, questions already in `report` from the same run are not asked again. `memories` ("records",
     "atomic") are built with the LLM first, for the questions' sources only (`build_llm_memories`). With
@@ -224,8 +285,14 @@ def run_eval(bench_dir, strategy: str, k: int = 12, answer: bool = False, limit:
         from egodesk.perception.llm import make_llm
 
         llm = make_llm(settings)
-    run = {"benchmark": str(bench.root), "strategy": strategy, "k": k, "answer": answer, "online": online,
-           "llm": getattr(llm, "model_id", None) if answer or judged else None}
+    run = {
+        "benchmark": str(bench.root),
+        "strategy": strategy,
+        "k": k,
+        "answer": answer,
+        "online": online,
+        "llm": getattr(llm, "model_id", None) if answer or judged else None,
+    }
     if memories:  # only then: reports written before memories could be built still resume
         built = build_llm_memories(store, indices, embedder, llm, bench, settings, memories, progress)
         run["memories"] = {name: {**built[name], "llm": llm.model_id} for name in memories}
@@ -233,17 +300,24 @@ def run_eval(bench_dir, strategy: str, k: int = 12, answer: bool = False, limit:
     missing = make_strategy(strategy, memory).missing_spaces()
     if missing:  # scoring a strategy on memory that was never built would report zeros as if measured
         store.close()
-        raise ValueError(f"strategy {strategy!r} searches {', '.join(missing)}, which the {bench.name} library does not "
-                         f"hold yet: build the LLM memories first with --memories {' '.join(LLM_MEMORIES)}")
+        raise ValueError(
+            f"strategy {strategy!r} searches {', '.join(missing)}, which the {bench.name} library does not "
+            f"hold yet: build the LLM memories first with --memories {' '.join(LLM_MEMORIES)}"
+        )
     done = resumable_results(Path(report), run) if report and resume else {}
     started = time.perf_counter()
     units = count_units(store)
 
     def report_of(results: list[QuestionResult]) -> dict:
-        return {**run, "units": units, "seconds": round(time.perf_counter() - started, 2),
-                "summary": summarize(results), "by_category": by_category(results),
-                "replies_reused": sum(bool(r.detail.get("reply_reused")) for r in results),
-                "questions": [r.__dict__ for r in results]}
+        return {
+            **run,
+            "units": units,
+            "seconds": round(time.perf_counter() - started, 2),
+            "summary": summarize(results),
+            "by_category": by_category(results),
+            "replies_reused": sum(bool(r.detail.get("reply_reused")) for r in results),
+            "questions": [r.__dict__ for r in results],
+        }
 
     def checkpoint(results: list[QuestionResult]) -> None:
         if answer or len(results) % 50 == 0:  # answers cost seconds each: never lose more than one
@@ -253,8 +327,9 @@ def run_eval(bench_dir, strategy: str, k: int = 12, answer: bool = False, limit:
     if answer:
         answerer = ReplyCache(llm, library_root / "llm-replies.sqlite") if reuse_replies else llm
     try:
-        results = run_questions(memory, bench.questions, strategy, k, answerer, online, progress,
-                                done=done, checkpoint=checkpoint if report else None)
+        results = run_questions(
+            memory, bench.questions, strategy, k, answerer, online, progress, done=done, checkpoint=checkpoint if report else None
+        )
     finally:
         if isinstance(answerer, ReplyCache):
             answerer.close()

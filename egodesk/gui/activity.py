@@ -180,7 +180,11 @@ class ActivityView(QWidget):
         self.cancel_button.setEnabled(running)
         self.resume_button.setEnabled(not running and unfinished > 0)
         if text is None:
-            text = ("Importing and indexing…" if running else
-                    f"{unfinished} footage not fully indexed: Resume continues where it stopped." if unfinished else
-                    "No import running.")
+            text = (
+                "Importing and indexing…"
+                if running
+                else f"{unfinished} footage not fully indexed: Resume continues where it stopped."
+                if unfinished
+                else "No import running."
+            )
         self.status.setText(text)

@@ -46,8 +46,14 @@ class AskPanel(QWidget):
     evidence_activated = Signal(int, object)  # index, Evidence
     asking_changed = Signal(bool)
 
-    def __init__(self, runner: TaskRunner, library_root: str, settings: QSettings,
-                 thumbnail_for: Callable[[Evidence], Path | None], parent: QWidget | None = None):
+    def __init__(
+        self,
+        runner: TaskRunner,
+        library_root: str,
+        settings: QSettings,
+        thumbnail_for: Callable[[Evidence], Path | None],
+        parent: QWidget | None = None,
+    ):
         super().__init__(parent)
         self.setObjectName("ask-panel")
         self.runner, self.library_root, self.store = runner, library_root, settings
@@ -95,8 +101,10 @@ class AskPanel(QWidget):
         self.chip_layout = QVBoxLayout(self.chip_box)
         self.chip_layout.setContentsMargins(0, 0, 0, 0)
         self.chip_layout.setSpacing(4)
-        self.hint = QLabel("Ask a question: the answer and the moments of your footage it rests on appear here. "
-                           "Click a moment to watch it.", self.chip_box)
+        self.hint = QLabel(
+            "Ask a question: the answer and the moments of your footage it rests on appear here. Click a moment to watch it.",
+            self.chip_box,
+        )
         self.hint.setObjectName("evidence-hint")
         self.hint.setWordWrap(True)
         self.chip_layout.addWidget(self.hint)
@@ -169,8 +177,17 @@ class AskPanel(QWidget):
         self.show_answer(None)
         self._asked_at = time.monotonic()
         self.task = self.runner.run(
-            ops.ask, self.library_root, text, choices or None, None, None, label="Ask", warm=True,
-            on_success=self._answered, on_failure=self._failed, on_cancel=lambda _m: self._done("Stopped."),
+            ops.ask,
+            self.library_root,
+            text,
+            choices or None,
+            None,
+            None,
+            label="Ask",
+            warm=True,
+            on_success=self._answered,
+            on_failure=self._failed,
+            on_cancel=lambda _m: self._done("Stopped."),
         )
         self._set_busy(True)
         return self.task
@@ -235,8 +252,11 @@ class AskPanel(QWidget):
             self.answer_label.setText(html.escape(answer.text))
         self.answer_label.show()
         cited = set(answer.cited)
-        self.evidence_title.setText("Moments looked at (none supports an answer)" if answer.abstained
-                                    else f"Evidence ({len(answer.evidence)} moments, ★ = cited)")
+        self.evidence_title.setText(
+            "Moments looked at (none supports an answer)"
+            if answer.abstained
+            else f"Evidence ({len(answer.evidence)} moments, ★ = cited)"
+        )
         self.evidence_title.setVisible(bool(answer.evidence))
         self.time_order.setVisible(len(answer.evidence) > 1)
         for i, ev in enumerate(answer.evidence):
@@ -283,8 +303,12 @@ class AskPanel(QWidget):
 
     def _remember(self, answer: Answer) -> None:
         text = ("(not found) " if answer.abstained else "") + answer.text
-        entry = {"q": answer.question or self.question.text().strip(), "a": text[:300], "at": to_ts(datetime.now()),
-                 "options": self.option_list()}
+        entry = {
+            "q": answer.question or self.question.text().strip(),
+            "a": text[:300],
+            "at": to_ts(datetime.now()),
+            "options": self.option_list(),
+        }
         entries = [entry] + [e for e in self.history_entries() if e["q"] != entry["q"]]
         self.store.setValue(HISTORY_KEY, json.dumps(entries[:HISTORY_MAX]))
         self._load_history()

@@ -48,8 +48,11 @@ class EvidenceChip(QFrame):
             thumb.setProperty("placeholder", True)
         source = html.escape(evidence.source or evidence.kind)
         ranked = f" · rank {evidence.rank}" if evidence.rank else ""
-        header = QLabel(f"{'★ ' if cited else ''}<b>#{index + 1}</b> {fmt_moment(evidence.start)}"
-                        f" <span style='color:gray'>· {fmt_duration(duration)} · {source}{ranked}</span>", self)
+        header = QLabel(
+            f"{'★ ' if cited else ''}<b>#{index + 1}</b> {fmt_moment(evidence.start)}"
+            f" <span style='color:gray'>· {fmt_duration(duration)} · {source}{ranked}</span>",
+            self,
+        )
         header.setObjectName("chip-header")
         header.setTextFormat(Qt.TextFormat.RichText)
         header.setWordWrap(True)
@@ -112,9 +115,12 @@ class Inspector(QWidget):
         for column in range(len(self.COLUMNS) - 1):
             self.tree.resizeColumnToContents(column)
         timings = ", ".join(f"{k} {v:.1f} s" for k, v in answer.timings.items())
-        self.summary.setText(f"{len(answer.evidence)} units, {len(answer.cited)} cited, {answer.tokens} prompt tokens"
-                             + (f"; {timings}" if timings else "") + ("" if answer.grounded else "; not grounded in the evidence")
-                             + self._window(answer))
+        self.summary.setText(
+            f"{len(answer.evidence)} units, {len(answer.cited)} cited, {answer.tokens} prompt tokens"
+            + (f"; {timings}" if timings else "")
+            + ("" if answer.grounded else "; not grounded in the evidence")
+            + self._window(answer)
+        )
 
     @staticmethod
     def _window(answer: Answer) -> str:

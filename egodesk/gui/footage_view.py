@@ -89,8 +89,11 @@ class FootageView(QWidget):
             if at is None and changed:
                 self._set_playhead(footage.start)
         else:
-            why = ("is text only (imported captions or transcripts): there is no video to play"
-                   if footage.kind != "video" else f"cannot be played: {footage.path} is missing")
+            why = (
+                "is text only (imported captions or transcripts): there is no video to play"
+                if footage.kind != "video"
+                else f"cannot be played: {footage.path} is missing"
+            )
             self.player.show_message(f"“{footage.title}” {why}. Its memories are on the timeline and in the memory panel.")
             self._set_playhead(footage.start + (at or 0.0))
         return True
@@ -110,9 +113,17 @@ class FootageView(QWidget):
         self._clip_starts = [c.start for c in self.clips]
         same_day = [f for f in self.footage.values() if day_of(f.start) == day_of(footage.start)]
         self.timeline.set_lane("Footage", [Span(f.start, f.start + f.duration, f.title, f.id) for f in same_day])
-        self.timeline.set_lane("Clips", [Span(c.start, c.end, elide(c.caption, 200) or f"clip {c.idx + 1}", footage.id) for c in self.clips])
-        self.timeline.set_lane("Speech", [Span(s, e, f"{speaker + ': ' if speaker else ''}{text}", footage.id)
-                                          for c in self.clips for s, e, speaker, text in c.transcript])
+        self.timeline.set_lane(
+            "Clips", [Span(c.start, c.end, elide(c.caption, 200) or f"clip {c.idx + 1}", footage.id) for c in self.clips]
+        )
+        self.timeline.set_lane(
+            "Speech",
+            [
+                Span(s, e, f"{speaker + ': ' if speaker else ''}{text}", footage.id)
+                for c in self.clips
+                for s, e, speaker, text in c.transcript
+            ],
+        )
         self.memory.key = None
 
     # -- time --------------------------------------------------------------------------------------
@@ -158,7 +169,11 @@ class FootageView(QWidget):
         """Mark a new answer's evidence; the loop of an earlier answer's moment ends."""
         self.player.clear_loop()
         self.timeline.set_loop(None)
-        spans = [Span(ev.start, ev.end, f"#{i + 1}", i, elide(ev.text, 300)) for i, ev in enumerate(answer.evidence)] if answer else []
+        spans = (
+            [Span(ev.start, ev.end, f"#{i + 1}", i, elide(ev.text, 300)) for i, ev in enumerate(answer.evidence)]
+            if answer
+            else []
+        )
         self.timeline.set_evidence(spans)
 
     def show_evidence(self, index: int, evidence: Evidence) -> bool:

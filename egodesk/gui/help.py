@@ -61,8 +61,13 @@ class LogDialog(QDialog):
 def versions() -> list[tuple[str, str]]:
     app = frozen_app_dir()
     where = f"installed app in {app}" if app else f"Python environment {sys.prefix}"
-    rows = [("egodesk", f"{__version__} ({where})"), ("Python", platform.python_version()), ("Qt", qVersion()),
-            ("PySide6", PySide6.__version__), ("SQLite", sqlite3.sqlite_version)]
+    rows = [
+        ("egodesk", f"{__version__} ({where})"),
+        ("Python", platform.python_version()),
+        ("Qt", qVersion()),
+        ("PySide6", PySide6.__version__),
+        ("SQLite", sqlite3.sqlite_version),
+    ]
     for name in PACKAGES:
         try:
             rows.append((name, metadata.version(name)))
@@ -74,13 +79,16 @@ def versions() -> list[tuple[str, str]]:
 def about_html() -> str:
     version_rows = "".join(f"<tr><td>{name}</td><td>{value}</td></tr>" for name, value in versions())
     try:
-        models = "".join(f"<tr><td>{spec.role}</td><td>{spec.upstream}</td><td>{spec.licence}</td></tr>"
-                         for spec in load_manifest().values())
+        models = "".join(
+            f"<tr><td>{spec.role}</td><td>{spec.upstream}</td><td>{spec.licence}</td></tr>" for spec in load_manifest().values()
+        )
     except (OSError, KeyError, ValueError) as exc:
         models = f"<tr><td colspan=3>the model manifest cannot be read: {exc}</td></tr>"
-    return (f"<h2>egodesk {__version__}</h2><p>Personal video memory: everything stays on this computer.</p>"
-            f"<h3>Versions</h3><table cellspacing=4>{version_rows}</table>"
-            f"<h3>Models and their licences</h3><table cellspacing=4>{models}</table>")
+    return (
+        f"<h2>egodesk {__version__}</h2><p>Personal video memory: everything stays on this computer.</p>"
+        f"<h3>Versions</h3><table cellspacing=4>{version_rows}</table>"
+        f"<h3>Models and their licences</h3><table cellspacing=4>{models}</table>"
+    )
 
 
 class AboutDialog(QDialog):

@@ -46,8 +46,11 @@ class ImportDialog(QDialog):
         self.activity = ActivityView(model, self)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
-        hint = QLabel("Videos (a folder is searched for them), memory.jsonl text memories, SRT/VTT subtitles. "
-                      "Closing this window keeps importing in the background.", self)
+        hint = QLabel(
+            "Videos (a folder is searched for them), memory.jsonl text memories, SRT/VTT subtitles. "
+            "Closing this window keeps importing in the background.",
+            self,
+        )
         hint.setWordWrap(True)
 
         row = QHBoxLayout()

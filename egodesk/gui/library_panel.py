@@ -17,8 +17,12 @@ from egodesk.gui.widgets import thumbnail_pixmap
 THUMB = QSize(64, 36)
 STATE_TEXT = {"indexed": "indexed", "indexing": "indexing…", "pending": "waiting", "failed": "failed", "cancelled": "paused"}
 # Once searchable, what is left is the LLM-built memories (records, atomic statements), which fill in later.
-MEMORY_TEXT = {"indexing": "memories building…", "pending": "memories waiting", "failed": "memories failed",
-               "cancelled": "memories paused"}
+MEMORY_TEXT = {
+    "indexing": "memories building…",
+    "pending": "memories waiting",
+    "failed": "memories failed",
+    "cancelled": "memories paused",
+}
 
 
 def state_text(footage: Any) -> str:
@@ -67,8 +71,11 @@ class LibraryPanel(QWidget):
     def set_footage(self, footage: list[Any]) -> None:
         """Rebuild the tree, keeping the selection and which days are expanded."""
         selected = self.selected_id()
-        collapsed = {self.tree.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole + 1) for i in range(self.tree.topLevelItemCount())
-                     if not self.tree.topLevelItem(i).isExpanded()}
+        collapsed = {
+            self.tree.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole + 1)
+            for i in range(self.tree.topLevelItemCount())
+            if not self.tree.topLevelItem(i).isExpanded()
+        }
         self.footage = {f.id: f for f in footage}
         self.tree.clear()
         if not footage:
@@ -86,7 +93,9 @@ class LibraryPanel(QWidget):
             self.tree.addTopLevelItem(day_item)
             day_item.setFirstColumnSpanned(True)
             for f in items:
-                item = QTreeWidgetItem([f.title or Path(f.path).name, fmt_clock(f.start), fmt_duration(f.duration), state_text(f)])
+                item = QTreeWidgetItem(
+                    [f.title or Path(f.path).name, fmt_clock(f.start), fmt_duration(f.duration), state_text(f)]
+                )
                 item.setData(0, Qt.ItemDataRole.UserRole, f.id)
                 item.setToolTip(0, f"{f.path}\n{f.kind}" + (f"\n{f.error}" if f.error else ""))
                 item.setToolTip(3, f.error or ", ".join(f"{k}: {v}" for k, v in (f.stages or {}).items()))
@@ -134,7 +143,9 @@ class LibraryPanel(QWidget):
         if footage_id is not None:
             footage = self.footage[footage_id]
             menu.addAction("Open", lambda: self.open_requested.emit(footage_id))
-            menu.addAction("Show file in folder", lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(footage.path).parent))))
+            menu.addAction(
+                "Show file in folder", lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(footage.path).parent)))
+            )
             menu.addSeparator()
             menu.addAction("Forget this footage…", lambda: self.forget_requested.emit(footage_id))
         else:

@@ -220,9 +220,16 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"{len(usable)} more item(s) will be imported after the current import.", 6000)
             return self.import_task
         self.import_task = self.runner.run(
-            ops.import_paths, self.root, [str(p) for p in usable], resume, label="Import",
-            on_progress=self._on_import_progress, on_partial=self._import_added, on_success=self._import_done,
-            on_failure=self._import_failed, on_cancel=self._import_cancelled,
+            ops.import_paths,
+            self.root,
+            [str(p) for p in usable],
+            resume,
+            label="Import",
+            on_progress=self._on_import_progress,
+            on_partial=self._import_added,
+            on_success=self._import_done,
+            on_failure=self._import_failed,
+            on_cancel=self._import_cancelled,
         )
         self.import_task.finished.connect(self._import_finished)
         self._update_activity()
@@ -257,8 +264,9 @@ class MainWindow(QMainWindow):
     def _import_done(self, _outcome: dict) -> None:
         self.refresh_library()
         failed = sum(1 for f in self.view.footage.values() if f.state == "failed")
-        self.statusBar().showMessage(f"Import finished; {failed} footage failed to index (see Activity)." if failed
-                                     else "Import finished.", 8000)
+        self.statusBar().showMessage(
+            f"Import finished; {failed} footage failed to index (see Activity)." if failed else "Import finished.", 8000
+        )
 
     def _import_failed(self, message: str) -> None:
         self.activity_model.add_problems([("import", message)])
@@ -305,12 +313,23 @@ class MainWindow(QMainWindow):
     def forget(self, footage_id: int, start: float | None = None, end: float | None = None, confirm: bool = True) -> Task | None:
         title = self.footage_title(footage_id)
         what = f"the moment {fmt_clock(start)}–{fmt_clock(end)} of “{title}”" if start is not None else f"all of “{title}”"
-        if confirm and QMessageBox.question(
-            self, "Forget", f"Forget {what}? Its memories are deleted from this library; the video file itself is not touched.",
-        ) != QMessageBox.StandardButton.Yes:
+        if (
+            confirm
+            and QMessageBox.question(
+                self,
+                "Forget",
+                f"Forget {what}? Its memories are deleted from this library; the video file itself is not touched.",
+            )
+            != QMessageBox.StandardButton.Yes
+        ):
             return None
         return self.runner.run(
-            ops.forget, self.root, footage_id, start, end, label="Forget",
+            ops.forget,
+            self.root,
+            footage_id,
+            start,
+            end,
+            label="Forget",
             on_success=lambda _r: (self.statusBar().showMessage(f"Forgot {what}.", 6000), self.refresh_library()),
             on_failure=lambda m: self.statusBar().showMessage(f"Could not forget {what}: {m}", 10000),
         )
@@ -323,8 +342,9 @@ class MainWindow(QMainWindow):
     def open_settings(self) -> SettingsDialog:
         from egodesk.retrieval.registry import strategy_names
 
-        dialog = SettingsDialog(self.library.settings, self, choices={"strategy": strategy_names()},
-                                data_folder=self.library.paths.root)
+        dialog = SettingsDialog(
+            self.library.settings, self, choices={"strategy": strategy_names()}, data_folder=self.library.paths.root
+        )
         dialog.accepted.connect(lambda: self._settings_accepted(dialog))
         dialog.open()
         return dialog

@@ -73,7 +73,9 @@ class MemoryBrowser(QScrollArea):
             for title in self.sections:
                 self._show_section(title, False)
             return
-        self.header.setText(f"<b>{fmt_clock(memory.start)}–{fmt_clock(memory.end)}</b> ({fmt_duration(memory.end - memory.start)})")
+        self.header.setText(
+            f"<b>{fmt_clock(memory.start)}–{fmt_clock(memory.end)}</b> ({fmt_duration(memory.end - memory.start)})"
+        )
         self.caption.setText(memory.caption)
         self._show_section("Caption", bool(memory.caption))
         self.transcript.clear()
@@ -87,8 +89,10 @@ class MemoryBrowser(QScrollArea):
         self._show_section("Tags", bool(memory.tags))
         self.ocr.setText(memory.ocr)
         self._show_section("On-screen text", bool(memory.ocr))
-        for title, label, items in (("Interaction records", self.records, memory.records),
-                                    ("Atomic statements", self.statements, memory.statements)):
+        for title, label, items in (
+            ("Interaction records", self.records, memory.records),
+            ("Atomic statements", self.statements, memory.statements),
+        ):
             label.setText("".join(f"• {html.escape(text)}<br>" for text in items))
             self._show_section(title, bool(items))
 

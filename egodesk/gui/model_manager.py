@@ -117,8 +117,13 @@ class ModelManager(QDialog):
                 status = "ok (size and stamp)" if ok else "; ".join(f"{c.path.name}: {c.reason}" for c in checks if not c.ok)
             row = self.table.rowCount()
             self.table.insertRow(row)
-            cells = (role, spec.upstream, _size(spec.total_size) if spec.total_size else "bundled", status,
-                     spec.licence.split(";")[0].split(" (")[0])
+            cells = (
+                role,
+                spec.upstream,
+                _size(spec.total_size) if spec.total_size else "bundled",
+                status,
+                spec.licence.split(";")[0].split(" (")[0],
+            )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip({1: spec.description, 4: spec.licence}.get(column, text))
@@ -135,16 +140,27 @@ class ModelManager(QDialog):
         def done(results) -> None:
             self.verify_button.setEnabled(True)
             bad = [role for role, rs in results.items() if not all(r[1] for r in rs)]
-            show_message(self.status, f"Damaged or missing: {', '.join(bad)}. Run ./setup.sh (egodesk models install)." if bad
-                         else "Every model file matches its sha256.", "error" if bad else "info")
+            show_message(
+                self.status,
+                f"Damaged or missing: {', '.join(bad)}. Run ./setup.sh (egodesk models install)."
+                if bad
+                else "Every model file matches its sha256.",
+                "error" if bad else "info",
+            )
             self.refresh(results)
 
         def failed(message: str) -> None:
             self.verify_button.setEnabled(True)
             show_message(self.status, f"Verification failed: {message}", "error")
 
-        self.runner.run(ops.verify_models, str(self.user_models), label="Verify models", on_success=done, on_failure=failed,
-                        on_progress=lambda p: show_message(self.status, f"Verifying {p.message} ({p.done}/{p.total})…"))
+        self.runner.run(
+            ops.verify_models,
+            str(self.user_models),
+            label="Verify models",
+            on_success=done,
+            on_failure=failed,
+            on_progress=lambda p: show_message(self.status, f"Verifying {p.message} ({p.done}/{p.total})…"),
+        )
 
     def show_file(self) -> None:
         row = self.table.currentRow()
@@ -159,8 +175,13 @@ class ModelManager(QDialog):
         box = QGroupBox("Add a model", self)
         self.kind_group = QButtonGroup(box)
         kinds = QHBoxLayout()
-        for i, (kind, text) in enumerate((("llm", "Language model (GGUF)"), ("vlm", "Vision-language model (GGUF + mmproj)"),
-                                          ("server", "OpenAI-compatible server"))):
+        for i, (kind, text) in enumerate(
+            (
+                ("llm", "Language model (GGUF)"),
+                ("vlm", "Vision-language model (GGUF + mmproj)"),
+                ("server", "OpenAI-compatible server"),
+            )
+        ):
             radio = QRadioButton(text, box)
             radio.setProperty("kind", kind)
             radio.setChecked(i == 0)
@@ -224,7 +245,11 @@ class ModelManager(QDialog):
     def _missing(self) -> str:
         kind = self.kind()
         if kind == "server":
-            return "" if self.server_url.text().strip().startswith(("http://", "https://")) else "Enter the server's URL (http://…/v1)."
+            return (
+                ""
+                if self.server_url.text().strip().startswith(("http://", "https://"))
+                else "Enter the server's URL (http://…/v1)."
+            )
         if not Path(self.model_path.text().strip()).is_file():
             return "Choose the model's .gguf file."
         if kind == "vlm" and not Path(self.mmproj_path.text().strip()).is_file():
@@ -239,16 +264,39 @@ class ModelManager(QDialog):
         kind = self.kind()
         self.probe_button.setEnabled(False)
         show_message(self.probe_result, "Running the model once…")
-        done = lambda text: (self.probe_button.setEnabled(True), show_message(self.probe_result, text))  # noqa: E731
-        failed = lambda text: (self.probe_button.setEnabled(True), show_message(self.probe_result, f"Probe failed: {text}", "error"))  # noqa: E731
+
+        def done(text: str) -> None:
+            self.probe_button.setEnabled(True)
+            show_message(self.probe_result, text)
+
+        def failed(text: str) -> None:
+            self.probe_button.setEnabled(True)
+            show_message(self.probe_result, f"Probe failed: {text}", "error")
+
         if kind == "vlm":
             image = probe_image(Path(tempfile.gettempdir()))
-            self.runner.run(ops.probe_vlm, self.model_path.text().strip(), self.mmproj_path.text().strip(), str(image),
-                            self.settings.threads, label="Probe model", on_success=done, on_failure=failed)
+            self.runner.run(
+                ops.probe_vlm,
+                self.model_path.text().strip(),
+                self.mmproj_path.text().strip(),
+                str(image),
+                self.settings.threads,
+                label="Probe model",
+                on_success=done,
+                on_failure=failed,
+            )
         else:
-            self.runner.run(ops.probe_llm, kind, self.model_path.text().strip(), self.server_url.text().strip(),
-                            self.server_model.text().strip(), self.settings.threads, label="Probe model",
-                            on_success=done, on_failure=failed)
+            self.runner.run(
+                ops.probe_llm,
+                kind,
+                self.model_path.text().strip(),
+                self.server_url.text().strip(),
+                self.server_model.text().strip(),
+                self.settings.threads,
+                label="Probe model",
+                on_success=done,
+                on_failure=failed,
+            )
 
     def use(self) -> None:
         """Point the settings at the added model (saved by the window)."""
@@ -258,9 +306,17 @@ class ModelManager(QDialog):
             return
         kind = self.kind()
         if kind == "server":
-            changes = {"llm_backend": "server", "server_url": self.server_url.text().strip(), "server_model": self.server_model.text().strip()}
+            changes = {
+                "llm_backend": "server",
+                "server_url": self.server_url.text().strip(),
+                "server_model": self.server_model.text().strip(),
+            }
         elif kind == "vlm":
-            changes = {"captioner": "vlm", "vlm_model_path": self.model_path.text().strip(), "vlm_mmproj_path": self.mmproj_path.text().strip()}
+            changes = {
+                "captioner": "vlm",
+                "vlm_model_path": self.model_path.text().strip(),
+                "vlm_mmproj_path": self.mmproj_path.text().strip(),
+            }
         else:
             changes = {"llm_backend": "local", "llm_model_path": self.model_path.text().strip()}
         try:

@@ -94,8 +94,10 @@ def probe_llm(ctx: WorkerContext, kind: str, path: str = "", url: str = "", mode
     loaded = time.monotonic()
     text, prompt_tokens = llm.chat(PROBE_PROMPT, max_tokens=24)
     answered = time.monotonic()
-    return (f"{llm.model_id} answered in {answered - loaded:.1f} s (loaded in {loaded - started:.1f} s, "
-            f"{prompt_tokens} prompt tokens): {text.strip()[:200]!r}")
+    return (
+        f"{llm.model_id} answered in {answered - loaded:.1f} s (loaded in {loaded - started:.1f} s, "
+        f"{prompt_tokens} prompt tokens): {text.strip()[:200]!r}"
+    )
 
 
 def probe_vlm(ctx: WorkerContext, model_path: str, mmproj_path: str, image_path: str, threads: int = 2) -> str:
@@ -112,9 +114,18 @@ def probe_vlm(ctx: WorkerContext, model_path: str, mmproj_path: str, image_path:
     handler = MTMDChatHandler(clip_model_path=mmproj_path, verbose=False)
     llama = Llama(model_path, chat_handler=handler, n_ctx=4096, n_threads=threads, verbose=False)
     data = base64.b64encode(Path(image_path).read_bytes()).decode()
-    reply = llama.create_chat_completion([{"role": "user", "content": [
-        {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{data}"}},
-        {"type": "text", "text": "Describe this image in one sentence."},
-    ]}], max_tokens=60, temperature=0.0)
+    reply = llama.create_chat_completion(
+        [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{data}"}},
+                    {"type": "text", "text": "Describe this image in one sentence."},
+                ],
+            }
+        ],
+        max_tokens=60,
+        temperature=0.0,
+    )
     text = reply["choices"][0]["message"]["content"] or ""
     return f"{Path(model_path).name} described the test image in {time.monotonic() - started:.1f} s: {text.strip()[:200]!r}"

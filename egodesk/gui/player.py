@@ -79,10 +79,16 @@ class Player(QWidget):
 
     def _build_controls(self) -> QHBoxLayout:
         style = self.style()
-        self.play_button = self._button(style.standardIcon(QStyle.StandardPixmap.SP_MediaPlay), "Play / pause (Space)", self.toggle_play)
+        self.play_button = self._button(
+            style.standardIcon(QStyle.StandardPixmap.SP_MediaPlay), "Play / pause (Space)", self.toggle_play
+        )
         self.play_button.setObjectName("play")
-        back = self._button(style.standardIcon(QStyle.StandardPixmap.SP_MediaSeekBackward), "Previous frame (,)", lambda: self.step(-1))
-        forward = self._button(style.standardIcon(QStyle.StandardPixmap.SP_MediaSeekForward), "Next frame (.)", lambda: self.step(1))
+        back = self._button(
+            style.standardIcon(QStyle.StandardPixmap.SP_MediaSeekBackward), "Previous frame (,)", lambda: self.step(-1)
+        )
+        forward = self._button(
+            style.standardIcon(QStyle.StandardPixmap.SP_MediaSeekForward), "Next frame (.)", lambda: self.step(1)
+        )
         self.slider = QSlider(Qt.Orientation.Horizontal, self)
         self.slider.setObjectName("seek-slider")
         self.slider.sliderMoved.connect(lambda ms: self.seek(ms / 1000.0))
@@ -261,7 +267,11 @@ class Player(QWidget):
         self.time_label.setText(f"{fmt_duration(seconds)} / {fmt_duration(self.duration())}")
 
     def _on_state(self, state: QMediaPlayer.PlaybackState) -> None:
-        icon = QStyle.StandardPixmap.SP_MediaPause if state == QMediaPlayer.PlaybackState.PlayingState else QStyle.StandardPixmap.SP_MediaPlay
+        icon = (
+            QStyle.StandardPixmap.SP_MediaPause
+            if state == QMediaPlayer.PlaybackState.PlayingState
+            else QStyle.StandardPixmap.SP_MediaPlay
+        )
         self.play_button.setIcon(self.style().standardIcon(icon))
 
     def _on_frame(self, frame: QVideoFrame) -> None:

@@ -106,8 +106,13 @@ class FieldEditor:
 class SettingsDialog(QDialog):
     """`choices` turns a free-text field into a list (the retrieval strategies the code registers)."""
 
-    def __init__(self, settings: Settings, parent: QWidget | None = None, choices: dict[str, list[str]] | None = None,
-                 data_folder: Path | None = None):
+    def __init__(
+        self,
+        settings: Settings,
+        parent: QWidget | None = None,
+        choices: dict[str, list[str]] | None = None,
+        data_folder: Path | None = None,
+    ):
         super().__init__(parent)
         self.setObjectName("settings-dialog")
         self.setWindowTitle("Settings")
@@ -120,8 +125,12 @@ class SettingsDialog(QDialog):
         self.errors: dict[str, QLabel] = {}
         self._built = False  # no validating while the editors are filled in
         self.summary = message_label("settings-summary", self)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-                                        | QDialogButtonBox.StandardButton.RestoreDefaults, self)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok
+            | QDialogButtonBox.StandardButton.Cancel
+            | QDialogButtonBox.StandardButton.RestoreDefaults,
+            self,
+        )
         self.tabs = QTabWidget(self)
         for group, names in Settings.groups().items():
             scroll = QScrollArea(self.tabs)
@@ -162,9 +171,11 @@ class SettingsDialog(QDialog):
     def _data_folder_row(self) -> QFormLayout:
         self.data_folder_edit = QLineEdit(str(self.data_folder or ""), self)
         self.data_folder_edit.setObjectName("setting-data_folder")
-        self.data_folder_edit.setToolTip("The folder holding this library: database, indices, thumbnails, logs. "
-                                         "Choosing another opens the library there (a new one if it is empty); "
-                                         "the current one stays where it is.")
+        self.data_folder_edit.setToolTip(
+            "The folder holding this library: database, indices, thumbnails, logs. "
+            "Choosing another opens the library there (a new one if it is empty); "
+            "the current one stays where it is."
+        )
         self.data_folder_edit.textChanged.connect(self._validate)
         browse = QPushButton("Browse…", self)
         browse.setObjectName("browse-data_folder")
@@ -180,8 +191,10 @@ class SettingsDialog(QDialog):
         label = QLabel("Data folder", self)
         if HOME_ENV in os.environ:
             label.setText("Data folder *")
-            label.setToolTip(f"This session's library was given by --library or {HOME_ENV}: a folder chosen here opens now, "
-                             f"but later starts with --library or {HOME_ENV} still open theirs.")
+            label.setToolTip(
+                f"This session's library was given by --library or {HOME_ENV}: a folder chosen here opens now, "
+                f"but later starts with --library or {HOME_ENV} still open theirs."
+            )
         form = QFormLayout()
         form.addRow(label, box)
         return form

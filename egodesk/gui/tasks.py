@@ -57,13 +57,15 @@ class _Worker:
         self.stop.clear()
         if self.persistent:
             if self.process is None:
-                self.process = _SPAWN.Process(target=serve_main, args=(self.requests, self.events, self.stop),
-                                              name="egodesk-warm", daemon=True)
+                self.process = _SPAWN.Process(
+                    target=serve_main, args=(self.requests, self.events, self.stop), name="egodesk-warm", daemon=True
+                )
                 self.process.start()
             self.requests.put((op, args, kwargs))
             return
-        self.process = _SPAWN.Process(target=child_main, args=(self.events, self.stop, op, args, kwargs),
-                                      name=f"egodesk-{label}", daemon=True)
+        self.process = _SPAWN.Process(
+            target=child_main, args=(self.events, self.stop, op, args, kwargs), name=f"egodesk-{label}", daemon=True
+        )
         self.process.start()
 
     def alive(self) -> bool:
@@ -104,8 +106,9 @@ class Task(QObject):
     cancelled = Signal(str)
     finished = Signal()
 
-    def __init__(self, label: str, op: Callable[..., Any], args: tuple, kwargs: dict, worker: _Worker,
-                 parent: QObject | None = None):
+    def __init__(
+        self, label: str, op: Callable[..., Any], args: tuple, kwargs: dict, worker: _Worker, parent: QObject | None = None
+    ):
         super().__init__(parent)
         self.label = label
         self.state = "pending"  # pending|running|done|failed|cancelled

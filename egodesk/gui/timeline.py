@@ -135,7 +135,12 @@ class Timeline(QWidget):
         palette = self.palette()
         painter.fillRect(self.rect(), palette.base())
         self._paint_ruler(painter)
-        colors = {"Footage": QColor("#5b8def"), "Clips": QColor("#8fb3f5"), "Speech": QColor("#7cc4a4"), "Evidence": QColor("#f0a030")}
+        colors = {
+            "Footage": QColor("#5b8def"),
+            "Clips": QColor("#8fb3f5"),
+            "Speech": QColor("#7cc4a4"),
+            "Evidence": QColor("#f0a030"),
+        }
         metrics = QFontMetrics(self.font())
         for name in LANES:
             lane = self.lane_rect(name)
@@ -206,8 +211,11 @@ class Timeline(QWidget):
         for name in LANES:
             span = self.span_at(name, x, y)
             if span is not None and (span.detail or span.label):
-                QToolTip.showText(event.globalPosition().toPoint(),
-                                  f"{fmt_clock(span.start)} ({fmt_duration(span.end - span.start)})\n{span.detail or span.label}", self)
+                QToolTip.showText(
+                    event.globalPosition().toPoint(),
+                    f"{fmt_clock(span.start)} ({fmt_duration(span.end - span.start)})\n{span.detail or span.label}",
+                    self,
+                )
                 return
         QToolTip.hideText()
 
@@ -232,8 +240,10 @@ class Timeline(QWidget):
             return
         menu = QMenu(self)
         if clip is not None:
-            menu.addAction(f"Forget this moment ({fmt_clock(clip.start)}–{fmt_clock(clip.end)})…",
-                           lambda: self.forget_requested.emit(clip.key, clip.start, clip.end))
+            menu.addAction(
+                f"Forget this moment ({fmt_clock(clip.start)}–{fmt_clock(clip.end)})…",
+                lambda: self.forget_requested.emit(clip.key, clip.start, clip.end),
+            )
         if footage is not None:
             menu.addAction(f"Forget all of “{footage.label}”…", lambda: self.forget_requested.emit(footage.key, None, None))
         menu.exec(event.globalPos())

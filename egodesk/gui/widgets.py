@@ -61,7 +61,9 @@ def thumbnail_pixmap(path: Path | None, width: int, height: int) -> QPixmap | No
         pixmap = QPixmap(str(path))
         if pixmap.isNull():
             return None
-        _PIXMAPS[key] = pixmap.scaled(width, height, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation)
+        _PIXMAPS[key] = pixmap.scaled(
+            width, height, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation
+        )
     return _PIXMAPS[key]
 
 

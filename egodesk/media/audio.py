@@ -31,9 +31,32 @@ def extract_audio(path: str | os.PathLike, out_wav: str | os.PathLike, sample_ra
     url = media_url(path)
     try:
         # Decoding runs at hundreds of times real time; the limit only catches a hung ffmpeg.
-        result = run_tool(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", url, "-map", "0:a:0", "-vn",
-                           "-ac", "1", "-ar", str(sample_rate), "-c:a", "pcm_s16le", "-f", "wav", media_url(temp)],
-                          path, 60.0 + duration / 4, "extracting the audio")
+        result = run_tool(
+            [
+                "ffmpeg",
+                "-nostdin",
+                "-v",
+                "error",
+                "-y",
+                "-i",
+                url,
+                "-map",
+                "0:a:0",
+                "-vn",
+                "-ac",
+                "1",
+                "-ar",
+                str(sample_rate),
+                "-c:a",
+                "pcm_s16le",
+                "-f",
+                "wav",
+                media_url(temp),
+            ],
+            path,
+            60.0 + duration / 4,
+            "extracting the audio",
+        )
         if result.returncode != 0:
             raise MediaError(path, f"audio extraction failed ({last_error_line(result.stderr, url)})")
         os.replace(temp, out_wav)
@@ -46,9 +69,23 @@ def extract_audio(path: str | os.PathLike, out_wav: str | os.PathLike, sample_ra
 def _audio_duration(path: str | os.PathLike) -> float | None:
     """Seconds of the container if it has an audio stream (0 when unknown), else None."""
     url = media_url(path)
-    result = run_tool(["ffprobe", "-v", "error", "-print_format", "json", "-show_entries",
-                       "format=duration:stream=codec_type", "-select_streams", "a", url],
-                      path, PROBE_TIMEOUT_S, "looking for an audio stream")
+    result = run_tool(
+        [
+            "ffprobe",
+            "-v",
+            "error",
+            "-print_format",
+            "json",
+            "-show_entries",
+            "format=duration:stream=codec_type",
+            "-select_streams",
+            "a",
+            url,
+        ],
+        path,
+        PROBE_TIMEOUT_S,
+        "looking for an audio stream",
+    )
     if result.returncode != 0:
         raise MediaError(path, f"cannot read the file ({last_error_line(result.stderr, url)})")
     data = json.loads(result.stdout or b"{}")

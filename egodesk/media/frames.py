@@ -26,8 +26,9 @@ class SampledFrame:
     frame: np.ndarray
 
 
-def sample_frames(path: str | os.PathLike, spans: Sequence[ClipSpan], per_clip: int,
-                  keyframes_only: bool | None = None) -> Iterator[SampledFrame]:
+def sample_frames(
+    path: str | os.PathLike, spans: Sequence[ClipSpan], per_clip: int, keyframes_only: bool | None = None
+) -> Iterator[SampledFrame]:
     """`per_clip` frames from each span, at the centres of equal sub-intervals, in time order.
 
     The file is decoded once, front to back: frames are grabbed (decoded, not converted) and only the
@@ -41,8 +42,7 @@ def sample_frames(path: str | os.PathLike, spans: Sequence[ClipSpan], per_clip: 
     """
     if per_clip < 1:  # checked here, not lazily on the first next()
         raise ValueError(f"per_clip must be at least 1, not {per_clip}")
-    targets = sorted((span.offset + (i + 0.5) * span.duration / per_clip, span.index)
-                     for span in spans for i in range(per_clip))
+    targets = sorted((span.offset + (i + 0.5) * span.duration / per_clip, span.index) for span in spans for i in range(per_clip))
     if keyframes_only is None:  # auto: keyframes alone when they are at least as dense as the samples
         spacing = min(span.duration / per_clip for span in spans) if spans else 0.0
         keyframes_only = bool(targets) and keyframe_spacing(path) <= spacing
@@ -160,9 +160,27 @@ def read_frame_at(path: str | os.PathLike, offset: float) -> np.ndarray:
 def _one_frame(path: str | os.PathLike, start: float, seek_first: bool) -> np.ndarray | None:
     url = media_url(path)
     skip = ["-ss", f"{start:.6f}"]
-    result = run_tool(["ffmpeg", "-nostdin", "-v", "error", *(skip + ["-i", url] if seek_first else ["-i", url] + skip),
-                       "-map", "0:v:0", "-frames:v", "1", "-f", "image2pipe", "-c:v", "bmp", "-"],
-                      path, FRAME_TIMEOUT_S, f"reading the frame at {start:.2f} s")
+    result = run_tool(
+        [
+            "ffmpeg",
+            "-nostdin",
+            "-v",
+            "error",
+            *(skip + ["-i", url] if seek_first else ["-i", url] + skip),
+            "-map",
+            "0:v:0",
+            "-frames:v",
+            "1",
+            "-f",
+            "image2pipe",
+            "-c:v",
+            "bmp",
+            "-",
+        ],
+        path,
+        FRAME_TIMEOUT_S,
+        f"reading the frame at {start:.2f} s",
+    )
     if result.returncode != 0:
         raise MediaError(path, f"cannot read the frame at {start:.2f} s ({last_error_line(result.stderr, url)})")
     # BMP through the pipe: it carries its own size, so no probe is needed to unpack the pixels.

@@ -64,8 +64,11 @@ def probe(path: str | os.PathLike) -> MediaInfo:
     audios = [s for s in streams if s.get("codec_type") == "audio"]
     if not videos and not audios:
         kind = fmt.get("format_long_name") or fmt.get("format_name") or "unknown"
-        hint = ("a subtitle file? give it an .srt or .vtt name to import it as a transcript"
-                if fmt.get("format_name") in _SUBTITLE_FORMATS else "corrupt?")
+        hint = (
+            "a subtitle file? give it an .srt or .vtt name to import it as a transcript"
+            if fmt.get("format_name") in _SUBTITLE_FORMATS
+            else "corrupt?"
+        )
         raise MediaError(path, f"not a media file: no audio or video streams (format: {kind}; {hint})")
     if not videos:
         raise MediaError(path, "no video stream")
@@ -78,14 +81,19 @@ def probe(path: str | os.PathLike) -> MediaInfo:
 
     duration = _number(fmt.get("duration")) or _number(video.get("duration"))
     if not duration or duration <= 0:
-        raise MediaError(path, "duration unknown: the recording may be incomplete "
-                               "(remuxing it with `ffmpeg -i IN -c copy OUT` often repairs it)")
+        raise MediaError(
+            path,
+            "duration unknown: the recording may be incomplete (remuxing it with `ffmpeg -i IN -c copy OUT` often repairs it)",
+        )
     width, height, cv_fps = _first_frame(path, codec)
     fps = _rate(video.get("avg_frame_rate")) or _rate(video.get("r_frame_rate")) or cv_fps
     nb_frames = _number(video.get("nb_frames"))
     frame_count = int(nb_frames) if nb_frames else round(duration * fps)
-    _check_tail(path, start=_number(video.get("start_time")) or _number(fmt.get("start_time")) or 0.0,
-                video_duration=_number(video.get("duration")) or duration)
+    _check_tail(
+        path,
+        start=_number(video.get("start_time")) or _number(fmt.get("start_time")) or 0.0,
+        video_duration=_number(video.get("duration")) or duration,
+    )
     return MediaInfo(
         path=path,
         duration=duration,
@@ -121,8 +129,7 @@ def _walk(folder: Path) -> list[Path]:
     files = []
     for root, dirs, names in os.walk(folder):
         dirs[:] = [d for d in dirs if not d.startswith(".")]  # pruning here keeps os.walk out of them
-        files.extend(Path(root, n) for n in names
-                     if not n.startswith(".") and Path(n).suffix.lower() in SUPPORTED_EXTENSIONS)
+        files.extend(Path(root, n) for n in names if not n.startswith(".") and Path(n).suffix.lower() in SUPPORTED_EXTENSIONS)
     return sorted(files)
 
 
@@ -147,8 +154,12 @@ def _read_head(path: Path) -> tuple[int, bytes]:
 
 def _ffprobe(path: Path, head: bytes) -> dict[str, Any]:
     url = media_url(path)
-    result = run_tool(["ffprobe", "-v", "error", "-print_format", "json", "-show_format", "-show_streams", url],
-                      path, PROBE_TIMEOUT_S, "reading the file's format")
+    result = run_tool(
+        ["ffprobe", "-v", "error", "-print_format", "json", "-show_format", "-show_streams", url],
+        path,
+        PROBE_TIMEOUT_S,
+        "reading the file's format",
+    )
     if result.returncode == 0:
         try:
             return json.loads(result.stdout)
@@ -156,8 +167,11 @@ def _ffprobe(path: Path, head: bytes) -> dict[str, Any]:
             raise MediaError(path, "ffprobe returned unreadable output") from exc
     message = result.stderr.decode("utf-8", "replace")
     if "moov atom not found" in message and head[4:8] in _ISO_BOXES:
-        raise MediaError(path, "truncated or corrupt: the MP4/MOV index (moov atom) is missing, "
-                               "the recording was probably interrupted or the copy is incomplete")
+        raise MediaError(
+            path,
+            "truncated or corrupt: the MP4/MOV index (moov atom) is missing, "
+            "the recording was probably interrupted or the copy is incomplete",
+        )
     if _looks_like_text(head):
         raise MediaError(path, "not a media file (it contains text)")
     raise MediaError(path, f"unknown or unsupported format ({last_error_line(result.stderr, url)})")
@@ -183,15 +197,32 @@ def _check_tail(path: Path, start: float, video_duration: float) -> None:
     seek in streams with long keyframe intervals, both of which would refuse good files.
     """
     seek_to = start + max(0.0, video_duration - 1.0)
-    result = run_tool(["ffprobe", "-v", "error", "-select_streams", "v:0", "-read_intervals", f"{seek_to:.3f}%",
-                       "-show_entries", "packet=pts_time,dts_time", "-of", "csv=p=0", media_url(path)],
-                      path, TAIL_TIMEOUT_S, "checking the end of the video")
+    result = run_tool(
+        [
+            "ffprobe",
+            "-v",
+            "error",
+            "-select_streams",
+            "v:0",
+            "-read_intervals",
+            f"{seek_to:.3f}%",
+            "-show_entries",
+            "packet=pts_time,dts_time",
+            "-of",
+            "csv=p=0",
+            media_url(path),
+        ],
+        path,
+        TAIL_TIMEOUT_S,
+        "checking the end of the video",
+    )
     packets = [line.split(",") for line in result.stdout.decode("ascii", "replace").splitlines() if line.strip()]
     times = [t for fields in packets for t in map(_number, fields) if t is not None]
     # Two seconds of slack: audio can outlast video, and edit lists shift the last timestamps.
     if not packets or (times and max(times) < start + video_duration - 2.0):
-        raise MediaError(path, f"truncated or corrupt: its video data stops before the end "
-                               f"(the file claims {video_duration:.1f} s)")
+        raise MediaError(
+            path, f"truncated or corrupt: its video data stops before the end (the file claims {video_duration:.1f} s)"
+        )
 
 
 def _creation_time(tagged: list[dict[str, Any]]) -> datetime | None:

@@ -31,7 +31,6 @@ from egodesk.memory.record_tables import BuildProgress
 from egodesk.memory.store import Store, Unit
 from egodesk.perception.llm import LLMError, chat_json
 
-
 BUILDER = "egocite"
 KIND = "atomic"
 VIEWS = ("action", "utterance", "activity", "conversation")
@@ -63,18 +62,29 @@ def atomic_schema(n_clips: int) -> dict:
     ids = list(range(1, n_clips + 1))
     # the clips are cited after the statement is written: asked first, a model tends to cite them all;
     # the text is cut to MAX_CHARS when parsed (a maxLength makes llama.cpp's grammar far slower to sample)
-    item = {"type": "object", "properties": {"view": {"enum": list(VIEWS)}, "text": {"type": "string"},
-                                             "ids": {"type": "array", "items": {"enum": ids}, "minItems": 1, "maxItems": n_clips}},
-            "required": ["view", "text", "ids"]}
-    return {"type": "object", "properties": {"statements": {"type": "array", "items": item, "maxItems": STATEMENTS_PER_CLIP * n_clips}},
-            "required": ["statements"]}
+    item = {
+        "type": "object",
+        "properties": {
+            "view": {"enum": list(VIEWS)},
+            "text": {"type": "string"},
+            "ids": {"type": "array", "items": {"enum": ids}, "minItems": 1, "maxItems": n_clips},
+        },
+        "required": ["view", "text", "ids"],
+    }
+    return {
+        "type": "object",
+        "properties": {"statements": {"type": "array", "items": item, "maxItems": STATEMENTS_PER_CLIP * n_clips}},
+        "required": ["statements"],
+    }
 
 
-def context_window(batch: list[ClipText], clips: list[ClipText], before: int, after: int) -> tuple[list[ClipText], list[ClipText]]:
+def context_window(
+    batch: list[ClipText], clips: list[ClipText], before: int, after: int
+) -> tuple[list[ClipText], list[ClipText]]:
     """The clips just before and just after a batch (its local context)."""
     position = {c.clip_id: i for i, c in enumerate(clips)}
     first, last = position[batch[0].clip_id], position[batch[-1].clip_id]
-    return clips[max(0, first - before):first], clips[last + 1:last + 1 + after]
+    return clips[max(0, first - before) : first], clips[last + 1 : last + 1 + after]
 
 
 def atomic_messages(batch: list[ClipText], before: list[ClipText], after: list[ClipText], wearer: str) -> list[dict[str, str]]:
@@ -82,8 +92,10 @@ def atomic_messages(batch: list[ClipText], before: list[ClipText], after: list[C
         return "\n".join(f"- {c.render(wearer)}" for c in clips) or "- (none)"
 
     numbered = "\n".join(f"{i}. {c.render(wearer)}" for i, c in enumerate(batch, start=1))
-    return [{"role": "system", "content": load_prompt("atomic_system.txt", wearer=wearer)},
-            {"role": "user", "content": load_prompt("atomic_user.txt", before=lines(before), clips=numbered, after=lines(after))}]
+    return [
+        {"role": "system", "content": load_prompt("atomic_system.txt", wearer=wearer)},
+        {"role": "user", "content": load_prompt("atomic_user.txt", before=lines(before), clips=numbered, after=lines(after))},
+    ]
 
 
 def parse_statements(data, batch: list[ClipText]) -> list[Statement]:
@@ -116,26 +128,40 @@ def screen_statements(batch: list[ClipText], statements: list[Statement]) -> lis
     return out
 
 
-def extract_statements(llm, batch: list[ClipText], before: list[ClipText], after: list[ClipText], wearer: str,
-                       failures: list[LLMError] | None = None) -> list[Statement]:
+def extract_statements(
+    llm, batch: list[ClipText], before: list[ClipText], after: list[ClipText], wearer: str, failures: list[LLMError] | None = None
+) -> list[Statement]:
     """One LLM call per batch; a reply still malformed after the retries is retried as two halves
     (each keeping its own neighbours as context); a single clip that fails yields nothing, is logged
     and its error added to `failures`."""
     try:
-        data, _ = chat_json(llm, atomic_messages(batch, before, after, wearer), atomic_schema(len(batch)),
-                            max_tokens=48 + TOKENS_PER_CLIP * len(batch))
+        data, _ = chat_json(
+            llm,
+            atomic_messages(batch, before, after, wearer),
+            atomic_schema(len(batch)),
+            max_tokens=48 + TOKENS_PER_CLIP * len(batch),
+        )
         return parse_statements(data, batch)
     except LLMError as exc:
         halves = halves_of_failed(batch, exc, "atomic statements", failures)
         if halves is None:
             return []
         left, right = halves
-        return (extract_statements(llm, left, before, right[:1], wearer, failures)
-                + extract_statements(llm, right, left[-1:], after, wearer, failures))
+        return extract_statements(llm, left, before, right[:1], wearer, failures) + extract_statements(
+            llm, right, left[-1:], after, wearer, failures
+        )
 
 
-def build_atomic(store: Store, index_manager: IndexManager, embedder, llm, footage_id: int, settings: Settings,
-                 progress: Callable[[Progress], None] | None = None, should_stop: Callable[[], bool] | None = None) -> dict:
+def build_atomic(
+    store: Store,
+    index_manager: IndexManager,
+    embedder,
+    llm,
+    footage_id: int,
+    settings: Settings,
+    progress: Callable[[Progress], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> dict:
     """Write and index the footage's atomic statements, resuming after the last committed batch.
     Returns counts and timings of this run (statements per view, clips per second)."""
     per_view = dict.fromkeys(VIEWS, 0)
@@ -151,15 +177,28 @@ def build_atomic(store: Store, index_manager: IndexManager, embedder, llm, foota
 
     def write(s: Session, _batch: list[ClipText], prepared, _mark: BuildProgress) -> None:
         statements, vectors = prepared
-        units = [Unit(footage_id=footage_id, clip_id=st.clips[0].clip_id, kind=KIND, view=st.view, start_ts=st.start,
-                      end_ts=st.end, text=st.text, builder=BUILDER, meta={"clips": [c.clip_id for c in st.clips]})
-                 for st in statements]
+        units = [
+            Unit(
+                footage_id=footage_id,
+                clip_id=st.clips[0].clip_id,
+                kind=KIND,
+                view=st.view,
+                start_ts=st.start,
+                end_ts=st.end,
+                text=st.text,
+                builder=BUILDER,
+                meta={"clips": [c.clip_id for c in st.clips]},
+            )
+            for st in statements
+        ]
         s.add_all(units)
         s.flush()
         for view in VIEWS:
             rows = [i for i, st in enumerate(statements) if st.view == view]
             if rows:
-                index_manager.add(space(view), [units[i].id for i in rows], np.asarray(vectors)[rows], embedder.model_id, session=s)
+                index_manager.add(
+                    space(view), [units[i].id for i in rows], np.asarray(vectors)[rows], embedder.model_id, session=s
+                )
                 per_view[view] += len(rows)
 
     run = run_batches(store, footage_id, BUILDER, settings.atomic_batch_size, prepare, write, progress, should_stop)

@@ -51,10 +51,17 @@ class CompressionParams:
 
     @classmethod
     def from_settings(cls, settings) -> CompressionParams:
-        return cls(history_k=settings.imprint_history_k, alpha_h=settings.imprint_alpha_h, delta_h=settings.imprint_delta_h,
-                   delta_g=settings.imprint_delta_g, max_prototypes=settings.imprint_max_prototypes,
-                   decay_lambda=settings.imprint_lambda, time_unit_s=settings.imprint_time_unit_s, tau=settings.imprint_tau,
-                   delta_m=settings.imprint_delta_m)
+        return cls(
+            history_k=settings.imprint_history_k,
+            alpha_h=settings.imprint_alpha_h,
+            delta_h=settings.imprint_delta_h,
+            delta_g=settings.imprint_delta_g,
+            max_prototypes=settings.imprint_max_prototypes,
+            decay_lambda=settings.imprint_lambda,
+            time_unit_s=settings.imprint_time_unit_s,
+            tau=settings.imprint_tau,
+            delta_m=settings.imprint_delta_m,
+        )
 
 
 def normalise(vector: np.ndarray) -> np.ndarray:
@@ -63,7 +70,9 @@ def normalise(vector: np.ndarray) -> np.ndarray:
     return vector / np.maximum(norm, 1e-12)
 
 
-def contextual_embedding(e: np.ndarray, history: list[np.ndarray] | np.ndarray, alpha_h: float, delta_h: float) -> tuple[np.ndarray, int]:
+def contextual_embedding(
+    e: np.ndarray, history: list[np.ndarray] | np.ndarray, alpha_h: float, delta_h: float
+) -> tuple[np.ndarray, int]:
     """(e~_t, how many history records contributed). `history` holds the previous records' e."""
     e = normalise(e)
     if len(history) == 0:
@@ -124,8 +133,13 @@ class Entries:
     are the centroids consolidation compares against) and its member count. Rows live in buffers that
     grow by doubling, with the centroids cached, so a step costs one pass over M and no copying."""
 
-    def __init__(self, dim: int, event_sums: np.ndarray | None = None, context_sums: np.ndarray | None = None,
-                 counts: list[int] | None = None):
+    def __init__(
+        self,
+        dim: int,
+        event_sums: np.ndarray | None = None,
+        context_sums: np.ndarray | None = None,
+        counts: list[int] | None = None,
+    ):
         self.dim = dim
         self.counts = list(counts or [])
         n = len(self.counts)
@@ -141,11 +155,11 @@ class Entries:
 
     @property
     def event_sums(self) -> np.ndarray:
-        return self._sums[0, :len(self)]
+        return self._sums[0, : len(self)]
 
     @property
     def context_sums(self) -> np.ndarray:
-        return self._sums[1, :len(self)]
+        return self._sums[1, : len(self)]
 
     def _refresh(self, row: int) -> None:
         self._centroids[:, row] = normalise(self._sums[:, row])
@@ -202,14 +216,22 @@ class OnlineCompressor:
     """The stateful stream: feed records in time order with `step`; the state (prototypes, entries,
     history) can be saved and restored between batches so a build resumes exactly."""
 
-    def __init__(self, params: CompressionParams, dim: int, prototypes: Prototypes | None = None,
-                 entries: Entries | None = None, history: list[np.ndarray] | None = None):
+    def __init__(
+        self,
+        params: CompressionParams,
+        dim: int,
+        prototypes: Prototypes | None = None,
+        entries: Entries | None = None,
+        history: list[np.ndarray] | None = None,
+    ):
         self.params = params
         self.prototypes = prototypes or Prototypes(dim)
         self.entries = entries or Entries(dim)
         # stored e's are unit vectors already: normalising again would move their last bits and a resumed
         # stream would drift from an uninterrupted one
-        self.history: deque[np.ndarray] = deque((np.asarray(h, dtype=np.float64) for h in (history or [])), maxlen=max(params.history_k, 1))
+        self.history: deque[np.ndarray] = deque(
+            (np.asarray(h, dtype=np.float64) for h in (history or [])), maxlen=max(params.history_k, 1)
+        )
 
     def step(self, e: np.ndarray, start: float) -> Decision:
         p = self.params

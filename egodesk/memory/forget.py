@@ -44,8 +44,16 @@ class ForgetReport:
     thumbnails: int = 0
 
 
-def forget(store: Store, index_manager: IndexManager, paths: LibraryPaths, footage_id: int,
-           start: float | None = None, end: float | None = None, embedder=None, settings: Settings | None = None) -> ForgetReport:
+def forget(
+    store: Store,
+    index_manager: IndexManager,
+    paths: LibraryPaths,
+    footage_id: int,
+    start: float | None = None,
+    end: float | None = None,
+    embedder=None,
+    settings: Settings | None = None,
+) -> ForgetReport:
     """Delete the footage (start and end None), or what of it overlaps [start, end] (wall-clock
     seconds; one side None = open): clips, keyframes, transcript segments, captions and units whose
     interval overlaps, with their derived units, vectors, index labels and thumbnails. The footage
@@ -69,7 +77,7 @@ def forget(store: Store, index_manager: IndexManager, paths: LibraryPaths, foota
             s.execute(delete(Footage).where(Footage.id == footage_id))
         else:
             for first in range(0, len(unit_ids), _CHUNK):
-                s.execute(delete(Unit).where(Unit.id.in_(unit_ids[first:first + _CHUNK])))
+                s.execute(delete(Unit).where(Unit.id.in_(unit_ids[first : first + _CHUNK])))
             # Before the clips go: an entry belongs to its first member's clip, and would cascade to all its members.
             if s.scalar(select(Unit.id).where(Unit.footage_id == footage_id, Unit.builder == records.BUILDER).limit(1)):
                 if embedder is None:
@@ -86,8 +94,15 @@ def forget(store: Store, index_manager: IndexManager, paths: LibraryPaths, foota
         folder = paths.thumbnails / str(footage_id)
         if folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
-    log.info("forgot footage %d%s: %d clips, %d units, %d vectors, %d thumbnails", footage_id,
-             "" if whole else f" [{start}, {end}]", report.clips, report.units, report.vectors, report.thumbnails)
+    log.info(
+        "forgot footage %d%s: %d clips, %d units, %d vectors, %d thumbnails",
+        footage_id,
+        "" if whole else f" [{start}, {end}]",
+        report.clips,
+        report.units,
+        report.vectors,
+        report.thumbnails,
+    )
     return report
 
 
@@ -111,7 +126,7 @@ def _units_to_forget(s: Session, footage_id: int, window: tuple[float, float] | 
     while frontier:
         children: set[int] = set()
         for first in range(0, len(frontier), _CHUNK):
-            children |= set(s.scalars(select(Unit.id).where(Unit.parent_id.in_(frontier[first:first + _CHUNK]))))
+            children |= set(s.scalars(select(Unit.id).where(Unit.parent_id.in_(frontier[first : first + _CHUNK]))))
         frontier = sorted(children - found)
         found |= children
     return sorted(found)

@@ -242,10 +242,16 @@ class IndexManager:
     def _behind(self) -> list[str]:
         """Spaces not loaded here whose manifest row does not describe a saved file of their vectors."""
         with self.store.session() as s:
-            saved = {name: (file, count) for name, file, count in s.execute(select(IndexInfo.name, IndexInfo.file, IndexInfo.count))}
+            saved = {
+                name: (file, count) for name, file, count in s.execute(select(IndexInfo.name, IndexInfo.file, IndexInfo.count))
+            }
             stored = dict(s.execute(select(Vector.space, func.count()).group_by(Vector.space)).all())
-        return [space for space in sorted(saved.keys() | stored.keys()) if space not in self._spaces
-                and (space not in saved or saved[space][1] != stored.get(space, 0) or (stored.get(space) and not saved[space][0]))]
+        return [
+            space
+            for space in sorted(saved.keys() | stored.keys())
+            if space not in self._spaces
+            and (space not in saved or saved[space][1] != stored.get(space, 0) or (stored.get(space) and not saved[space][0]))
+        ]
 
     def _unit_of_work(self, session: Session | None):
         return nullcontext(session) if session is not None else self.store.session()
@@ -258,7 +264,9 @@ class IndexManager:
             return
         holds = vector_dim(s, space) is not None
         if holds and row.model_id and model_id and row.model_id != model_id:
-            raise IndexModelMismatch(f"index {space} holds vectors of model {row.model_id!r}; got {model_id!r} (drop the space to re-embed)")
+            raise IndexModelMismatch(
+                f"index {space} holds vectors of model {row.model_id!r}; got {model_id!r} (drop the space to re-embed)"
+            )
         if holds and row.dim != dim:
             raise IndexModelMismatch(f"index {space} holds {row.dim}-d vectors; got {dim}-d")
         row.dim, row.model_id = dim, model_id or row.model_id

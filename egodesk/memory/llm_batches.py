@@ -51,20 +51,27 @@ class ClipText:
         if self.caption:
             parts.append(self.caption)
         if self.speech:
-            parts.append("Speech: " + " ".join(f'[{n}] "{line}"' if numbered else f'"{line}"'
-                                               for n, line in enumerate(self.speech, start=1)))
+            parts.append(
+                "Speech: "
+                + " ".join(f'[{n}] "{line}"' if numbered else f'"{line}"' for n, line in enumerate(self.speech, start=1))
+            )
         return " ".join(parts)
 
 
 def footage_clips(session: Session, footage_id: int) -> list[ClipText]:
     """The footage's clips that have a caption or transcript, in clip order."""
-    clips = {c.id: ClipText(c.id, c.idx, c.start_ts, c.end_ts) for c in
-             session.scalars(select(Clip).where(Clip.footage_id == footage_id).order_by(Clip.idx))}
+    clips = {
+        c.id: ClipText(c.id, c.idx, c.start_ts, c.end_ts)
+        for c in session.scalars(select(Clip).where(Clip.footage_id == footage_id).order_by(Clip.idx))
+    }
     for caption in session.scalars(select(Caption).where(Caption.footage_id == footage_id)):
         if caption.clip_id in clips:
             clips[caption.clip_id].caption = caption.text.strip()
-    segments = session.scalars(select(TranscriptSegment).where(TranscriptSegment.footage_id == footage_id)
-                               .order_by(TranscriptSegment.start_ts, TranscriptSegment.idx))
+    segments = session.scalars(
+        select(TranscriptSegment)
+        .where(TranscriptSegment.footage_id == footage_id)
+        .order_by(TranscriptSegment.start_ts, TranscriptSegment.idx)
+    )
     ordered = sorted(clips.values(), key=lambda c: c.idx)
     for seg in segments:
         clip_id = seg.clip_id
@@ -73,8 +80,11 @@ def footage_clips(session: Session, footage_id: int) -> list[ClipText]:
         line = transcript_line(seg)
         if clip_id in clips and line:
             clips[clip_id].speech.append(line)
-    frames = session.execute(select(Keyframe.clip_id, Keyframe.ocr_text).where(Keyframe.clip_id.in_(list(clips)))
-                             .order_by(Keyframe.clip_id, Keyframe.idx))
+    frames = session.execute(
+        select(Keyframe.clip_id, Keyframe.ocr_text)
+        .where(Keyframe.clip_id.in_(list(clips)))
+        .order_by(Keyframe.clip_id, Keyframe.idx)
+    )
     for clip_id, ocr in frames:
         for line in (ocr or "").split(" / "):
             line = " ".join(line.split())
@@ -83,8 +93,9 @@ def footage_clips(session: Session, footage_id: int) -> list[ClipText]:
     return [c for c in ordered if c.caption or c.speech]
 
 
-def halves_of_failed(batch: list[ClipText], error: LLMError, what: str,
-                     failures: list[LLMError] | None) -> tuple[list[ClipText], list[ClipText]] | None:
+def halves_of_failed(
+    batch: list[ClipText], error: LLMError, what: str, failures: list[LLMError] | None
+) -> tuple[list[ClipText], list[ClipText]] | None:
     """After a batch's reply failed for good: its two halves, to try apart; or, for a single clip, None:
     the clip yields no `what`, which is logged and its error added to `failures`."""
     if len(batch) > 1:
@@ -115,15 +126,27 @@ class BatchRun:
 
     def as_dict(self) -> dict[str, Any]:
         rate = self.done / self.seconds if self.seconds > 0 else 0.0
-        return {"clips": self.clips, "clips_skipped": self.skipped, "clips_done": self.done, "batches": self.batches,
-                "seconds": round(self.seconds, 3), "clips_per_s": round(rate, 4), "stopped": self.stopped}
+        return {
+            "clips": self.clips,
+            "clips_skipped": self.skipped,
+            "clips_done": self.done,
+            "batches": self.batches,
+            "seconds": round(self.seconds, 3),
+            "clips_per_s": round(rate, 4),
+            "stopped": self.stopped,
+        }
 
 
-def run_batches(store: Store, footage_id: int, builder: str, batch_size: int,
-                prepare: Callable[[list[ClipText], list[ClipText]], Any],
-                write: Callable[[Session, list[ClipText], Any, BuildProgress], None],
-                progress: Callable[[Progress], None] | None = None, should_stop: Callable[[], bool] | None = None,
-                ) -> BatchRun:
+def run_batches(
+    store: Store,
+    footage_id: int,
+    builder: str,
+    batch_size: int,
+    prepare: Callable[[list[ClipText], list[ClipText]], Any],
+    write: Callable[[Session, list[ClipText], Any, BuildProgress], None],
+    progress: Callable[[Progress], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> BatchRun:
     """Run `prepare(batch, all_clips)` then `write(session, batch, prepared, progress_row)` per batch of
     clips not yet done; the progress mark advances in the same transaction as `write`."""
     started = time.perf_counter()
@@ -136,7 +159,7 @@ def run_batches(store: Store, footage_id: int, builder: str, batch_size: int,
         if should_stop is not None and should_stop():
             run.stopped = True
             break
-        batch = todo[first:first + batch_size]
+        batch = todo[first : first + batch_size]
         prepared = prepare(batch, clips)
         with store.session() as s:
             mark = get_progress(s, footage_id, builder)

@@ -111,16 +111,25 @@ def transcript_line(segment: TranscriptSegment) -> str:
 
 def _parents(session: Session, footage_id: int) -> list[_Parent]:
     """What the footage's memory should hold now, from its captions and transcript."""
-    out = [_Parent(f"caption:{c.id}", CAPTION, c.clip_id, c.start_ts, c.end_ts, c.text.strip())
-           for c in session.scalars(select(Caption).where(Caption.footage_id == footage_id).order_by(Caption.start_ts, Caption.id))
-           if c.text.strip()]
-    segments = session.scalars(select(TranscriptSegment).where(TranscriptSegment.footage_id == footage_id)
-                               .order_by(TranscriptSegment.start_ts, TranscriptSegment.idx)).all()
-    clips = session.execute(select(Clip.id, Clip.start_ts, Clip.end_ts).where(Clip.footage_id == footage_id).order_by(Clip.start_ts)).all()
+    out = [
+        _Parent(f"caption:{c.id}", CAPTION, c.clip_id, c.start_ts, c.end_ts, c.text.strip())
+        for c in session.scalars(select(Caption).where(Caption.footage_id == footage_id).order_by(Caption.start_ts, Caption.id))
+        if c.text.strip()
+    ]
+    segments = session.scalars(
+        select(TranscriptSegment)
+        .where(TranscriptSegment.footage_id == footage_id)
+        .order_by(TranscriptSegment.start_ts, TranscriptSegment.idx)
+    ).all()
+    clips = session.execute(
+        select(Clip.id, Clip.start_ts, Clip.end_ts).where(Clip.footage_id == footage_id).order_by(Clip.start_ts)
+    ).all()
     groups: dict[str, list[TranscriptSegment]] = defaultdict(list)
     clip_of: dict[str, int | None] = {}
     for seg in segments:
-        clip_id = seg.clip_id if seg.clip_id is not None else next((c.id for c in clips if c.start_ts <= seg.start_ts < c.end_ts), None)
+        clip_id = (
+            seg.clip_id if seg.clip_id is not None else next((c.id for c in clips if c.start_ts <= seg.start_ts < c.end_ts), None)
+        )
         key = f"transcript:clip{clip_id}" if clip_id is not None else f"transcript:seg{seg.id}"
         groups[key].append(seg)
         clip_of[key] = clip_id
@@ -133,7 +142,9 @@ def _parents(session: Session, footage_id: int) -> list[_Parent]:
     return out
 
 
-def build_parent_child(store: Store, index_manager: IndexManager, embedder, footage_id: int, settings: Settings | None = None) -> BuildReport:
+def build_parent_child(
+    store: Store, index_manager: IndexManager, embedder, footage_id: int, settings: Settings | None = None
+) -> BuildReport:
     """Build (or bring up to date) one footage's parent-child memory in one transaction; saves the
     indices afterwards. Running it again with nothing changed adds nothing."""
     settings = settings or Settings()
@@ -151,15 +162,39 @@ def build_parent_child(store: Store, index_manager: IndexManager, embedder, foot
     return report
 
 
-def _add(s: Session, index_manager: IndexManager, embedder, footage_id: int, todo: list[_Parent], max_chars: int,
-         report: BuildReport) -> None:
-    parents = [Unit(footage_id=footage_id, clip_id=p.clip_id, kind=p.kind, start_ts=p.start, end_ts=p.end, text=p.text,
-                    builder=BUILDER, meta={"key": p.key, "digest": p.digest}) for p in todo]
+def _add(
+    s: Session, index_manager: IndexManager, embedder, footage_id: int, todo: list[_Parent], max_chars: int, report: BuildReport
+) -> None:
+    parents = [
+        Unit(
+            footage_id=footage_id,
+            clip_id=p.clip_id,
+            kind=p.kind,
+            start_ts=p.start,
+            end_ts=p.end,
+            text=p.text,
+            builder=BUILDER,
+            meta={"key": p.key, "digest": p.digest},
+        )
+        for p in todo
+    ]
     s.add_all(parents)
     s.flush()
-    children = [Unit(footage_id=footage_id, clip_id=p.clip_id, parent_id=unit.id, kind=SUBCHUNK, start_ts=p.start,
-                     end_ts=p.end, text=piece, builder=BUILDER, meta={"index": j})
-                for p, unit in zip(todo, parents) for j, piece in enumerate(split_subchunks(p.text, max_chars))]
+    children = [
+        Unit(
+            footage_id=footage_id,
+            clip_id=p.clip_id,
+            parent_id=unit.id,
+            kind=SUBCHUNK,
+            start_ts=p.start,
+            end_ts=p.end,
+            text=piece,
+            builder=BUILDER,
+            meta={"index": j},
+        )
+        for p, unit in zip(todo, parents)
+        for j, piece in enumerate(split_subchunks(p.text, max_chars))
+    ]
     s.add_all(children)
     s.flush()
     # Embed each distinct text once (narrations repeat; a one-sentence caption is its own subchunk).
@@ -171,6 +206,7 @@ def _add(s: Session, index_manager: IndexManager, embedder, footage_id: int, tod
         if units:
             index_manager.add(space, [u.id for u in units], matrix[[row[u.text] for u in units]], embedder.model_id, session=s)
     if children:
-        index_manager.add(SUBCHUNK, [u.id for u in children], matrix[[row[u.text] for u in children]], embedder.model_id, session=s)
+        index_manager.add(
+            SUBCHUNK, [u.id for u in children], matrix[[row[u.text] for u in children]], embedder.model_id, session=s
+        )
     report.parents_added, report.children_added, report.texts_embedded = len(parents), len(children), len(texts)
-

@@ -86,6 +86,7 @@ def get_progress(session: Session, footage_id: int, builder: str) -> BuildProgre
 
 
 def last_done(session: Session, footage_id: int, builder: str) -> int:
-    row = session.scalar(select(BuildProgress.last_idx).where(BuildProgress.footage_id == footage_id,
-                                                             BuildProgress.builder == builder))
+    row = session.scalar(
+        select(BuildProgress.last_idx).where(BuildProgress.footage_id == footage_id, BuildProgress.builder == builder)
+    )
     return -1 if row is None else int(row)

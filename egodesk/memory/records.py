@@ -35,7 +35,6 @@ from egodesk.memory.record_tables import BuildProgress, EventPrototype, MemoryEn
 from egodesk.memory.store import Store, Unit
 from egodesk.perception.llm import JSON_RETRIES, LLMError, chat_json
 
-
 BUILDER = "imprint"
 RECORD, ENTRY = "record", "memory-entry"
 OBJECT_SPACE, ACTION_SPACE = "record-object", "record-action"
@@ -74,15 +73,33 @@ class Record:
     def from_unit(cls, unit: Unit) -> Record:
         """The record a stored unit holds: its times, and its fields from the unit's meta."""
         meta = unit.meta
-        return cls(unit.clip_id, unit.start_ts, unit.end_ts, meta["persons"], meta["action"], meta["object"], meta["tool"],
-                   meta["location"], meta["speech"], meta["attributes"])
+        return cls(
+            unit.clip_id,
+            unit.start_ts,
+            unit.end_ts,
+            meta["persons"],
+            meta["action"],
+            meta["object"],
+            meta["tool"],
+            meta["location"],
+            meta["speech"],
+            meta["attributes"],
+        )
 
     def fields(self) -> dict[str, Any]:
-        return {"persons": self.persons, "action": self.action, "object": self.object, "tool": self.tool,
-                "location": self.location, "speech": self.speech, "attributes": self.attributes}
+        return {
+            "persons": self.persons,
+            "action": self.action,
+            "object": self.object,
+            "tool": self.tool,
+            "location": self.location,
+            "speech": self.speech,
+            "attributes": self.attributes,
+        }
 
 
 # ------------------------------------------------------------------------------------- extraction
+
 
 def record_schema(n_clips: int, speech_lines: int = 0) -> dict:
     """One record per item; `id` is an enum of the batch's entry numbers, `said` (only when the batch
@@ -91,20 +108,34 @@ def record_schema(n_clips: int, speech_lines: int = 0) -> dict:
     with llm-test on 6 epic-dev narrations, same reply)."""
     text = {"type": "string"}
     short_list = {"type": "array", "items": text, "maxItems": 4}
-    item = {"type": "object", "properties": {"id": {"enum": list(range(1, n_clips + 1))}, "persons": short_list,
-                                             "action": text, "object": text, "tool": text,
-                                             "location": text, "attributes": short_list},
-            "required": ["id", "action", "object"]}  # persons left out = the wearer alone (saves output tokens)
+    item = {
+        "type": "object",
+        "properties": {
+            "id": {"enum": list(range(1, n_clips + 1))},
+            "persons": short_list,
+            "action": text,
+            "object": text,
+            "tool": text,
+            "location": text,
+            "attributes": short_list,
+        },
+        "required": ["id", "action", "object"],
+    }  # persons left out = the wearer alone (saves output tokens)
     if speech_lines:
         item["properties"]["said"] = {"enum": list(range(1, speech_lines + 1))}
-    return {"type": "object", "properties": {"records": {"type": "array", "items": item, "maxItems": RECORDS_PER_CLIP * n_clips}},
-            "required": ["records"]}
+    return {
+        "type": "object",
+        "properties": {"records": {"type": "array", "items": item, "maxItems": RECORDS_PER_CLIP * n_clips}},
+        "required": ["records"],
+    }
 
 
 def record_messages(clips: list[ClipText], wearer: str) -> list[dict[str, str]]:
     entries = "\n".join(f"{i}. {clip.render(wearer, numbered=True)}" for i, clip in enumerate(clips, start=1))
-    return [{"role": "system", "content": load_prompt("records_system.txt", wearer=wearer)},
-            {"role": "user", "content": load_prompt("records_user.txt", entries=entries)}]
+    return [
+        {"role": "system", "content": load_prompt("records_system.txt", wearer=wearer)},
+        {"role": "user", "content": load_prompt("records_user.txt", entries=entries)},
+    ]
 
 
 def _clean(value: Any, cap: int) -> str:
@@ -145,7 +176,9 @@ def parse_records(data: Any, clips: list[ClipText], wearer: str) -> list[Record]
             continue
         raw_attributes = item.get("attributes")
         attributes = [a for a in (_clean(x, 40) for x in raw_attributes) if a] if isinstance(raw_attributes, list) else []
-        record = Record(clip.clip_id, clip.start, clip.end, _persons(item.get("persons"), wearer), attributes=attributes, **values)
+        record = Record(
+            clip.clip_id, clip.start, clip.end, _persons(item.get("persons"), wearer), attributes=attributes, **values
+        )
         key = (item["id"], tuple(record.persons), record.action, record.object.lower(), record.speech)
         if key not in seen:
             seen.add(key)
@@ -170,8 +203,13 @@ def extract_records(llm, clips: list[ClipText], wearer: str, failures: list[LLME
         return []
     try:
         schema = record_schema(len(clips), max(len(c.speech) for c in clips))
-        data, _ = chat_json(llm, record_messages(clips, wearer), schema, max_tokens=record_budget(clips),
-                            retries=JSON_RETRIES if len(clips) == 1 else 0)
+        data, _ = chat_json(
+            llm,
+            record_messages(clips, wearer),
+            schema,
+            max_tokens=record_budget(clips),
+            retries=JSON_RETRIES if len(clips) == 1 else 0,
+        )
         return parse_records(data, clips, wearer)
     except LLMError as exc:
         halves = halves_of_failed(clips, exc, "interaction records", failures)
@@ -181,6 +219,7 @@ def extract_records(llm, clips: list[ClipText], wearer: str, failures: list[LLME
 
 
 # ------------------------------------------------------------------------------------ compression
+
 
 @dataclass
 class _EntryState:
@@ -194,17 +233,35 @@ class _Stream:
     """The footage's compressor plus the database identities of its prototypes and entries."""
 
     def __init__(self, s: Session, footage_id: int, params: CompressionParams, dim: int, mark_state: bytes | None):
-        protos = s.scalars(select(EventPrototype).where(EventPrototype.footage_id == footage_id).order_by(EventPrototype.seq)).all()
-        states = s.scalars(select(MemoryEntryState).where(MemoryEntryState.footage_id == footage_id).order_by(MemoryEntryState.seq)).all()
-        prototypes = Prototypes(dim, np.array([from_bytes(p.context_sum) for p in protos]).reshape(len(protos), dim),
-                                [p.count for p in protos], [p.last_seen for p in protos])
-        entries = Entries(dim, np.array([from_bytes(e.event_sum) for e in states]).reshape(len(states), dim),
-                          np.array([from_bytes(e.context_sum) for e in states]).reshape(len(states), dim), [e.count for e in states])
+        protos = s.scalars(
+            select(EventPrototype).where(EventPrototype.footage_id == footage_id).order_by(EventPrototype.seq)
+        ).all()
+        states = s.scalars(
+            select(MemoryEntryState).where(MemoryEntryState.footage_id == footage_id).order_by(MemoryEntryState.seq)
+        ).all()
+        prototypes = Prototypes(
+            dim,
+            np.array([from_bytes(p.context_sum) for p in protos]).reshape(len(protos), dim),
+            [p.count for p in protos],
+            [p.last_seen for p in protos],
+        )
+        entries = Entries(
+            dim,
+            np.array([from_bytes(e.event_sum) for e in states]).reshape(len(states), dim),
+            np.array([from_bytes(e.context_sum) for e in states]).reshape(len(states), dim),
+            [e.count for e in states],
+        )
         history = list(from_bytes(mark_state).reshape(-1, dim)) if mark_state else []
         self.compressor = OnlineCompressor(params, dim, prototypes, entries, history)
         self.entries = [_EntryState(e.unit_id, e.seq, from_bytes(e.object_sum), from_bytes(e.action_sum)) for e in states]
-        self.records = s.scalar(select(func.count()).select_from(Unit).where(Unit.footage_id == footage_id, Unit.kind == RECORD,
-                                                                             Unit.builder == BUILDER)) or 0
+        self.records = (
+            s.scalar(
+                select(func.count())
+                .select_from(Unit)
+                .where(Unit.footage_id == footage_id, Unit.kind == RECORD, Unit.builder == BUILDER)
+            )
+            or 0
+        )
 
 
 @dataclass
@@ -221,6 +278,7 @@ def _prepare(llm, embedder, wearer: str) -> Callable[[list[ClipText], list[ClipT
             raise failures[-1]  # build stops before this batch (kept batches stay) and the stage fails
         texts = sorted({t for r in records for t in (r.action, r.object, f"{r.action} {r.object}")})
         return _Prepared(records, dict(zip(texts, embedder.embed_documents(texts))))
+
     return prepare
 
 
@@ -228,23 +286,46 @@ def _write(stream: _Stream, index_manager: IndexManager, embedder, footage_id: i
     def write(s: Session, _batch: list[ClipText], prepared: _Prepared, mark: BuildProgress) -> None:
         records = prepared.records
         vec = prepared.vectors
-        units = [Unit(footage_id=footage_id, clip_id=r.clip_id, kind=RECORD, start_ts=r.start, end_ts=r.end, text=r.sentence(),
-                      builder=BUILDER) for r in records]
+        units = [
+            Unit(
+                footage_id=footage_id,
+                clip_id=r.clip_id,
+                kind=RECORD,
+                start_ts=r.start,
+                end_ts=r.end,
+                text=r.sentence(),
+                builder=BUILDER,
+            )
+            for r in records
+        ]
         s.add_all(units)
         s.flush()
         if units:
-            index_manager.add(OBJECT_SPACE, [u.id for u in units], np.array([vec[r.object] for r in records]), embedder.model_id, session=s)
-            index_manager.add(ACTION_SPACE, [u.id for u in units], np.array([vec[r.action] for r in records]), embedder.model_id, session=s)
+            index_manager.add(
+                OBJECT_SPACE, [u.id for u in units], np.array([vec[r.object] for r in records]), embedder.model_id, session=s
+            )
+            index_manager.add(
+                ACTION_SPACE, [u.id for u in units], np.array([vec[r.action] for r in records]), embedder.model_id, session=s
+            )
         decisions = _compress(s, stream, index_manager, embedder.model_id, footage_id, records, units, vec)
         mark.state = to_bytes(stream.compressor.history_matrix())
         counts["records"] += len(records)
         counts["kept"] += sum(d.kept for d in decisions)
         counts["entries_created"] += sum(d.entry_created for d in decisions)
+
     return write
 
 
-def _compress(s: Session, stream: _Stream, index_manager: IndexManager, model_id: str, footage_id: int, records: list[Record],
-              units: list[Unit], vec: dict[str, np.ndarray]) -> list[Decision]:
+def _compress(
+    s: Session,
+    stream: _Stream,
+    index_manager: IndexManager,
+    model_id: str,
+    footage_id: int,
+    records: list[Record],
+    units: list[Unit],
+    vec: dict[str, np.ndarray],
+) -> list[Decision]:
     """Stream stored record units (in time order) through the compressor: what it decided goes into
     each unit's meta, kept ones into their memory entries (created or extended, with their vectors),
     and the touched prototypes into their rows."""
@@ -256,10 +337,20 @@ def _compress(s: Session, stream: _Stream, index_manager: IndexManager, model_id
         if d.entry >= 0:
             touched.setdefault(d.entry, []).append(pos)
         unit.parent_id = None
-        unit.meta = {**record.fields(), "seq": stream.records, "importance": round(d.importance, 6), "kept": d.kept,
-                     "prototype": d.prototype, "prototype_created": d.prototype_created,
-                     "prototype_similarity": round(d.prototype_similarity, 6), "nu": d.nu, "dt": round(d.dt_units, 6),
-                     "n_prototypes": d.n_prototypes, "history_used": d.history_used, "entry": None}
+        unit.meta = {
+            **record.fields(),
+            "seq": stream.records,
+            "importance": round(d.importance, 6),
+            "kept": d.kept,
+            "prototype": d.prototype,
+            "prototype_created": d.prototype_created,
+            "prototype_similarity": round(d.prototype_similarity, 6),
+            "nu": d.nu,
+            "dt": round(d.dt_units, 6),
+            "n_prototypes": d.n_prototypes,
+            "history_used": d.history_used,
+            "entry": None,
+        }
     for seq in sorted(touched):
         entry_unit = _update_entry(s, stream, footage_id, seq, [(records[p], units[p], decisions[p]) for p in touched[seq]], vec)
         for p in touched[seq]:
@@ -275,8 +366,9 @@ def _compress(s: Session, stream: _Stream, index_manager: IndexManager, model_id
     return decisions
 
 
-def _update_entry(s: Session, stream: _Stream, footage_id: int, seq: int, members: list[tuple[Record, Unit, Any]],
-                  vec: dict[str, np.ndarray]) -> Unit:
+def _update_entry(
+    s: Session, stream: _Stream, footage_id: int, seq: int, members: list[tuple[Record, Unit, Any]], vec: dict[str, np.ndarray]
+) -> Unit:
     """Create or extend memory entry `seq` with this batch's members (already in time order)."""
     comp_entries = stream.compressor.entries
     if seq < len(stream.entries):
@@ -285,7 +377,9 @@ def _update_entry(s: Session, stream: _Stream, footage_id: int, seq: int, member
         meta = dict(unit.meta)
     else:
         first = members[0][0]
-        unit = Unit(footage_id=footage_id, clip_id=first.clip_id, kind=ENTRY, start_ts=first.start, end_ts=first.end, builder=BUILDER)
+        unit = Unit(
+            footage_id=footage_id, clip_id=first.clip_id, kind=ENTRY, start_ts=first.start, end_ts=first.end, builder=BUILDER
+        )
         s.add(unit)
         s.flush()
         dim = len(vec[first.object])
@@ -296,8 +390,16 @@ def _update_entry(s: Session, stream: _Stream, footage_id: int, seq: int, member
     for record, member, decision in members:
         state.object_sum = state.object_sum + vec[record.object]
         state.action_sum = state.action_sum + vec[record.action]
-        members_meta.append({"record": member.id, "clip": record.clip_id, "start": record.start, "end": record.end,
-                             "text": member.text, "importance": round(decision.importance, 6)})
+        members_meta.append(
+            {
+                "record": member.id,
+                "clip": record.clip_id,
+                "start": record.start,
+                "end": record.end,
+                "text": member.text,
+                "importance": round(decision.importance, 6),
+            }
+        )
     meta["members"] = members_meta
     meta["count"] = len(members_meta)
     meta["importance"] = round(float(np.mean([m["importance"] for m in members_meta])), 6)  # aggregated: the mean
@@ -318,8 +420,12 @@ def _update_entry(s: Session, stream: _Stream, footage_id: int, seq: int, member
 
 def _save_prototypes(s: Session, stream: _Stream, footage_id: int, touched: set[int]) -> None:
     protos = stream.compressor.prototypes
-    existing = {p.seq: p for p in s.scalars(select(EventPrototype).where(EventPrototype.footage_id == footage_id,
-                                                                         EventPrototype.seq.in_(sorted(touched))))}
+    existing = {
+        p.seq: p
+        for p in s.scalars(
+            select(EventPrototype).where(EventPrototype.footage_id == footage_id, EventPrototype.seq.in_(sorted(touched)))
+        )
+    }
     for seq in sorted(touched):
         row = existing.get(seq) or EventPrototype(footage_id=footage_id, seq=seq)
         row.context_sum, row.count, row.last_seen = to_bytes(protos.sums[seq]), protos.counts[seq], protos.last_seen[seq]
@@ -328,8 +434,17 @@ def _save_prototypes(s: Session, stream: _Stream, footage_id: int, touched: set[
 
 # -------------------------------------------------------------------------------------- entry points
 
-def build_records(store: Store, index_manager: IndexManager, embedder, llm, footage_id: int, settings: Settings,
-                  progress: Callable[[Progress], None] | None = None, should_stop: Callable[[], bool] | None = None) -> dict:
+
+def build_records(
+    store: Store,
+    index_manager: IndexManager,
+    embedder,
+    llm,
+    footage_id: int,
+    settings: Settings,
+    progress: Callable[[Progress], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> dict:
     """Extract, compress and store the footage's interaction records, resuming after the last committed
     batch. Returns counts and timings of this run (records/kept/entries created, clips per second)."""
     params = CompressionParams.from_settings(settings)
@@ -337,8 +452,16 @@ def build_records(store: Store, index_manager: IndexManager, embedder, llm, foot
         mark = s.get(BuildProgress, (footage_id, BUILDER))
         stream = _Stream(s, footage_id, params, embedder.dim, mark.state if mark else None)
     counts = {"records": 0, "kept": 0, "entries_created": 0}
-    run = run_batches(store, footage_id, BUILDER, settings.records_batch_size, _prepare(llm, embedder, settings.wearer_name),
-                      _write(stream, index_manager, embedder, footage_id, counts), progress, should_stop)
+    run = run_batches(
+        store,
+        footage_id,
+        BUILDER,
+        settings.records_batch_size,
+        _prepare(llm, embedder, settings.wearer_name),
+        _write(stream, index_manager, embedder, footage_id, counts),
+        progress,
+        should_stop,
+    )
     index_manager.save()
     return {"footage_id": footage_id, **run.as_dict(), **counts}
 
@@ -360,8 +483,9 @@ def recompress(s: Session, index_manager: IndexManager, embedder, footage_id: in
     what a build without them would have made (no trace of the forgotten ones stays in any running
     sum). The records keep their ids and vectors; the entries are made anew. Returns the entry count."""
     old = s.scalars(select(Unit.id).where(Unit.footage_id == footage_id, Unit.kind == ENTRY, Unit.builder == BUILDER)).all()
-    units = s.scalars(select(Unit).where(Unit.footage_id == footage_id, Unit.kind == RECORD, Unit.builder == BUILDER)
-                      .order_by(Unit.id)).all()
+    units = s.scalars(
+        select(Unit).where(Unit.footage_id == footage_id, Unit.kind == RECORD, Unit.builder == BUILDER).order_by(Unit.id)
+    ).all()
     for unit in units:
         unit.parent_id = None  # before the entries go: their deletion would cascade to the members
     s.flush()
@@ -384,10 +508,19 @@ def growth_report(store: Store, footage_id: int, points: int = 10) -> dict:
     """Memory growth of one footage: raw records vs kept records vs memory entries, overall and as a
     curve over the footage's time (cumulative counts at `points` evenly spaced moments)."""
     with store.session() as s:
-        records = s.execute(select(Unit.start_ts, Unit.meta).where(Unit.footage_id == footage_id, Unit.kind == RECORD,
-                                                                   Unit.builder == BUILDER).order_by(Unit.id)).all()
-        prototypes = s.scalar(select(func.count()).select_from(EventPrototype).where(EventPrototype.footage_id == footage_id)) or 0
-        entries = s.execute(select(Unit.meta).where(Unit.footage_id == footage_id, Unit.kind == ENTRY, Unit.builder == BUILDER)).scalars().all()
+        records = s.execute(
+            select(Unit.start_ts, Unit.meta)
+            .where(Unit.footage_id == footage_id, Unit.kind == RECORD, Unit.builder == BUILDER)
+            .order_by(Unit.id)
+        ).all()
+        prototypes = (
+            s.scalar(select(func.count()).select_from(EventPrototype).where(EventPrototype.footage_id == footage_id)) or 0
+        )
+        entries = (
+            s.execute(select(Unit.meta).where(Unit.footage_id == footage_id, Unit.kind == ENTRY, Unit.builder == BUILDER))
+            .scalars()
+            .all()
+        )
     raw = len(records)
     kept = sum(bool((m or {}).get("kept")) for _, m in records)
     founded = sorted(min(x["start"] for x in (m or {}).get("members", [{"start": 0.0}])) for m in entries)
@@ -396,9 +529,21 @@ def growth_report(store: Store, footage_id: int, points: int = 10) -> dict:
         starts = np.array(sorted(t for t, _ in records))
         kept_starts = np.array(sorted(t for t, m in records if (m or {}).get("kept")))
         for t in np.linspace(starts[0], starts[-1], points if raw > 1 else 1):
-            curve.append({"t": float(t), "raw": int(np.searchsorted(starts, t, "right")),
-                          "kept": int(np.searchsorted(kept_starts, t, "right")),
-                          "entries": int(np.searchsorted(np.array(founded), t, "right"))})
-    return {"footage_id": footage_id, "raw_records": raw, "kept_records": kept, "dropped_records": raw - kept,
-            "memory_entries": len(entries), "prototypes": prototypes,
-            "compression": round(raw / len(entries), 3) if entries else None, "curve": curve}
+            curve.append(
+                {
+                    "t": float(t),
+                    "raw": int(np.searchsorted(starts, t, "right")),
+                    "kept": int(np.searchsorted(kept_starts, t, "right")),
+                    "entries": int(np.searchsorted(np.array(founded), t, "right")),
+                }
+            )
+    return {
+        "footage_id": footage_id,
+        "raw_records": raw,
+        "kept_records": kept,
+        "dropped_records": raw - kept,
+        "memory_entries": len(entries),
+        "prototypes": prototypes,
+        "compression": round(raw / len(entries), 3) if entries else None,
+        "curve": curve,
+    }

@@ -40,9 +40,11 @@ def library_model(store: Store) -> str | None:
     """The text embedder model that built the library's searchable text spaces (None: none yet).
     While a re-embedding runs this is still the old one: its vectors are the ones searched."""
     with store.session() as s:
-        rows = s.execute(select(IndexInfo.model_id, func.count()).where(IndexInfo.model_id.in_(ROLE_OF_MODEL_ID),
-                                                                        IndexInfo.name.not_like(f"{SHADOW}%"))
-                         .group_by(IndexInfo.model_id)).all()
+        rows = s.execute(
+            select(IndexInfo.model_id, func.count())
+            .where(IndexInfo.model_id.in_(ROLE_OF_MODEL_ID), IndexInfo.name.not_like(f"{SHADOW}%"))
+            .group_by(IndexInfo.model_id)
+        ).all()
     return max(rows, key=lambda r: r[1])[0] if rows else None
 
 
@@ -55,9 +57,15 @@ def library_role(store: Store, default: str) -> str:
 def stale_spaces(store: Store, model_id: str) -> list[str]:
     """Text spaces built by another known text embedder than `model_id`."""
     with store.session() as s:
-        return sorted(s.scalars(select(IndexInfo.name).where(IndexInfo.model_id.in_(ROLE_OF_MODEL_ID),
-                                                             IndexInfo.model_id != model_id,
-                                                             IndexInfo.name.not_like(f"{SHADOW}%"))))
+        return sorted(
+            s.scalars(
+                select(IndexInfo.name).where(
+                    IndexInfo.model_id.in_(ROLE_OF_MODEL_ID),
+                    IndexInfo.model_id != model_id,
+                    IndexInfo.name.not_like(f"{SHADOW}%"),
+                )
+            )
+        )
 
 
 @dataclass
@@ -68,8 +76,13 @@ class ReembedReport:
     swapped: bool  # the new vectors are live
 
 
-def reembed(store: Store, indices: IndexManager, embedder, progress: Callable[[Progress], None] | None = None,
-            should_stop: Callable[[], bool] = lambda: False) -> ReembedReport:
+def reembed(
+    store: Store,
+    indices: IndexManager,
+    embedder,
+    progress: Callable[[Progress], None] | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> ReembedReport:
     """Bring every text space to `embedder`'s model. Stops between batches when asked (call again to
     continue); returns what this run did."""
     spaces = stale_spaces(store, embedder.model_id)
@@ -87,7 +100,7 @@ def reembed(store: Store, indices: IndexManager, embedder, progress: Callable[[P
                 if should_stop():
                     indices.save()
                     return ReembedReport(spaces, embedded, total, False)
-                embedded += _embed_batch(store, indices, embedder, space, ids[start:start + BATCH])
+                embedded += _embed_batch(store, indices, embedder, space, ids[start : start + BATCH])
                 done += min(BATCH, len(ids) - start)
                 if progress:
                     progress(Progress(STAGE, done, total, None, space))
@@ -109,8 +122,12 @@ def _missing_in(s, space: str) -> list[int]:
     """Units with a vector in `space` but none yet in its shadow; memory entries last (their vectors
     are their members' sum, so the members go first)."""
     shadow = select(Vector.unit_id).where(Vector.space == SHADOW + space)
-    rows = s.execute(select(Vector.unit_id, Unit.kind).join(Unit, Unit.id == Vector.unit_id)
-                     .where(Vector.space == space, Vector.unit_id.not_in(shadow)).order_by(Vector.unit_id)).all()
+    rows = s.execute(
+        select(Vector.unit_id, Unit.kind)
+        .join(Unit, Unit.id == Vector.unit_id)
+        .where(Vector.space == space, Vector.unit_id.not_in(shadow))
+        .order_by(Vector.unit_id)
+    ).all()
     return [uid for uid, kind in rows if kind != ENTRY] + [uid for uid, kind in rows if kind == ENTRY]
 
 
@@ -125,8 +142,7 @@ def _embed_batch(store: Store, indices: IndexManager, embedder, space: str, ids:
             vectors = embedder.embed_documents([(u.meta or {})[field] if field else u.text for u in texts])
             indices.add(SHADOW + space, [u.id for u in texts], vectors, embedder.model_id, session=s)
         if entries:
-            indices.add(SHADOW + space, [u.id for u in entries], _entry_vectors(s, space, entries),
-                        embedder.model_id, session=s)
+            indices.add(SHADOW + space, [u.id for u in entries], _entry_vectors(s, space, entries), embedder.model_id, session=s)
     return len(texts)
 
 
@@ -151,7 +167,9 @@ def _swap(store: Store, indices: IndexManager, spaces: list[str], model_id: str)
             s.execute(delete(Vector).where(Vector.space == space))
             s.execute(update(Vector).where(Vector.space == shadow).values(space=space))
             dim = s.get_one(IndexInfo, shadow).dim
-            s.execute(update(IndexInfo).where(IndexInfo.name == space).values(model_id=model_id, dim=dim, count=0, file="", sha256=""))
+            s.execute(
+                update(IndexInfo).where(IndexInfo.name == space).values(model_id=model_id, dim=dim, count=0, file="", sha256="")
+            )
             s.execute(delete(IndexInfo).where(IndexInfo.name == shadow))
         _entry_sums(s, [space for space in spaces if space in _RECORD_FIELD])
     for space in spaces:

@@ -32,18 +32,29 @@ def memory_stats(store: Store, indices_dir: Path | None = None) -> list[dict]:
     with store.session() as s:
         footage = {f.id: f for f in s.scalars(select(Footage).order_by(Footage.id))}
         text_rows = s.execute(
-            select(Unit.footage_id, Unit.kind, Unit.view, func.count(),
-                   func.coalesce(func.sum(func.length(cast(Unit.text, LargeBinary))), 0),
-                   func.coalesce(func.sum(func.length(cast(cast(Unit.meta, Text), LargeBinary))), 0))
-            .group_by(Unit.footage_id, Unit.kind, Unit.view)).all()
+            select(
+                Unit.footage_id,
+                Unit.kind,
+                Unit.view,
+                func.count(),
+                func.coalesce(func.sum(func.length(cast(Unit.text, LargeBinary))), 0),
+                func.coalesce(func.sum(func.length(cast(cast(Unit.meta, Text), LargeBinary))), 0),
+            ).group_by(Unit.footage_id, Unit.kind, Unit.view)
+        ).all()
         vector_rows = s.execute(
             select(Unit.footage_id, Unit.kind, Unit.view, Vector.space, func.count(), func.sum(func.length(Vector.data)))
-            .join(Unit, Vector.unit_id == Unit.id).group_by(Unit.footage_id, Unit.kind, Unit.view, Vector.space)).all()
+            .join(Unit, Vector.unit_id == Unit.id)
+            .group_by(Unit.footage_id, Unit.kind, Unit.view, Vector.space)
+        ).all()
         per_space = dict(s.execute(select(Vector.space, func.count()).group_by(Vector.space)).all())
         files = {row.name: row.file for row in s.scalars(select(IndexInfo))}
 
-    index_size = {space: _index_bytes(space, count, files.get(space, ""), vector_rows, indices_dir) for space, count in per_space.items()}
-    groups: dict[tuple, dict] = defaultdict(lambda: {"units": 0, "vectors": 0, "text_bytes": 0, "vector_bytes": 0, "index_bytes": 0})
+    index_size = {
+        space: _index_bytes(space, count, files.get(space, ""), vector_rows, indices_dir) for space, count in per_space.items()
+    }
+    groups: dict[tuple, dict] = defaultdict(
+        lambda: {"units": 0, "vectors": 0, "text_bytes": 0, "vector_bytes": 0, "index_bytes": 0}
+    )
     for fid, kind, view, count, text_bytes, meta_bytes in text_rows:
         g = groups[(fid, kind, view)]
         g["units"], g["text_bytes"] = count, int(text_bytes) + int(meta_bytes)
@@ -83,27 +94,48 @@ def footage_summary(store: Store, indices_dir: Path | None = None, rows: list[di
         growth = growth_report(store, fid)
         growth.pop("footage_id")
         views = {r["view"]: r["units"] for r in rows if r["footage_id"] == fid and r["kind"] == atomic.KIND}
-        out.append({"footage_id": fid, "title": total["title"], **_sizes({k: total[k] for k in _SIZES}), "records": growth,
-                    "atomic": {view: views.get(view, 0) for view in atomic.VIEWS}})
+        out.append(
+            {
+                "footage_id": fid,
+                "title": total["title"],
+                **_sizes({k: total[k] for k in _SIZES}),
+                "records": growth,
+                "atomic": {view: views.get(view, 0) for view in atomic.VIEWS},
+            }
+        )
     sums = {k: sum(f[k] for f in out) for k in _SIZES}
     growth = {k: sum(f["records"][k] for f in out) for k in _GROWTH}
     growth["compression"] = round(growth["raw_records"] / growth["memory_entries"], 3) if growth["memory_entries"] else None
-    totals = {"footage": len(out), **_sizes(sums), "records": growth,
-              "atomic": {view: sum(f["atomic"][view] for f in out) for view in atomic.VIEWS}}
+    totals = {
+        "footage": len(out),
+        **_sizes(sums),
+        "records": growth,
+        "atomic": {view: sum(f["atomic"][view] for f in out) for view in atomic.VIEWS},
+    }
     return {"footage": out, "totals": totals}
 
 
 def _sizes(sizes: dict) -> dict:
     minutes = sizes["minutes"]
-    per_minute = {"bytes_per_minute": round(sizes["bytes"] / minutes) if minutes > 0 else None,
-                  "text_bytes_per_minute": round(sizes["text_bytes"] / minutes) if minutes > 0 else None}
+    per_minute = {
+        "bytes_per_minute": round(sizes["bytes"] / minutes) if minutes > 0 else None,
+        "text_bytes_per_minute": round(sizes["text_bytes"] / minutes) if minutes > 0 else None,
+    }
     return {**sizes, "minutes": round(minutes, 3), **per_minute}
 
 
 def _row(f: Footage, kind: str, view: str, g: dict, minutes: float) -> dict:
     size = g["text_bytes"] + g["vector_bytes"] + g["index_bytes"]
-    return {"footage_id": f.id, "title": f.title, "kind": kind, "view": view, **g, "bytes": size,
-            "minutes": round(minutes, 3), "bytes_per_minute": round(size / minutes) if minutes > 0 else None}
+    return {
+        "footage_id": f.id,
+        "title": f.title,
+        "kind": kind,
+        "view": view,
+        **g,
+        "bytes": size,
+        "minutes": round(minutes, 3),
+        "bytes_per_minute": round(size / minutes) if minutes > 0 else None,
+    }
 
 
 def _index_bytes(space: str, count: int, file: str, vector_rows, indices_dir: Path | None) -> int:

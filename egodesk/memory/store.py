@@ -23,8 +23,19 @@ from egodesk.memory.migrations import migrate
 from egodesk.memory.schema import Base, Caption, Clip, Footage, IndexInfo, Job, Keyframe, TranscriptSegment, Unit, Vector
 
 __all__ = [
-    "BUSY_TIMEOUT_MS", "Store", "make_engine",
-    "Base", "Caption", "Clip", "Footage", "IndexInfo", "Job", "Keyframe", "TranscriptSegment", "Unit", "Vector",
+    "BUSY_TIMEOUT_MS",
+    "Store",
+    "make_engine",
+    "Base",
+    "Caption",
+    "Clip",
+    "Footage",
+    "IndexInfo",
+    "Job",
+    "Keyframe",
+    "TranscriptSegment",
+    "Unit",
+    "Vector",
 ]
 
 # How long a write waits for another connection's lock before it fails with "database is locked"

@@ -16,8 +16,14 @@ from egodesk.memory.indices import IndexManager
 from egodesk.memory.schema import Unit
 
 
-def sync_units(s: Session, index_manager: IndexManager, footage_id: int, builder: str, wanted: dict[str, str],
-               kinds: tuple[str, ...] | None = None) -> tuple[set[str], int]:
+def sync_units(
+    s: Session,
+    index_manager: IndexManager,
+    footage_id: int,
+    builder: str,
+    wanted: dict[str, str],
+    kinds: tuple[str, ...] | None = None,
+) -> tuple[set[str], int]:
     """Delete the footage's top-level `builder` units (of `kinds`, default all) whose key is not in
     `wanted` or whose digest differs; returns (keys kept, top-level units removed). Runs in the
     caller's transaction; index labels follow its commit."""

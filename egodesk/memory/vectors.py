@@ -62,9 +62,10 @@ def load_vectors(session: Session, space: str, unit_ids: Iterable[int] | None = 
         wanted = sorted({int(i) for i in unit_ids})
         rows = []
         for start in range(0, len(wanted), _IN_CHUNK):
-            chunk = wanted[start:start + _IN_CHUNK]
-            rows += session.execute(select(Vector.unit_id, Vector.data)
-                                    .where(Vector.space == space, Vector.unit_id.in_(chunk))).all()
+            chunk = wanted[start : start + _IN_CHUNK]
+            rows += session.execute(
+                select(Vector.unit_id, Vector.data).where(Vector.space == space, Vector.unit_id.in_(chunk))
+            ).all()
         rows.sort(key=lambda r: r[0])
     if not rows:
         return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
@@ -80,8 +81,7 @@ def vector_ids(session: Session, space: str) -> np.ndarray:
     index load runs this (a library's first question loads several) and ORM rows tripled its time."""
     driver = session.connection().connection.driver_connection
     assert driver is not None  # a connection checked out of the pool has its sqlite3 connection
-    cursor = driver.execute(
-        f"SELECT unit_id FROM {Vector.__tablename__} WHERE space = ? ORDER BY unit_id", (space,))
+    cursor = driver.execute(f"SELECT unit_id FROM {Vector.__tablename__} WHERE space = ? ORDER BY unit_id", (space,))
     return np.fromiter((row[0] for row in cursor), dtype=np.int64)
 
 
@@ -96,7 +96,7 @@ def spaces_of(session: Session, unit_ids: Iterable[int]) -> dict[str, list[int]]
     wanted = sorted({int(i) for i in unit_ids})
     out: dict[str, list[int]] = {}
     for start in range(0, len(wanted), _IN_CHUNK):
-        chunk = wanted[start:start + _IN_CHUNK]
+        chunk = wanted[start : start + _IN_CHUNK]
         for uid, space in session.execute(select(Vector.unit_id, Vector.space).where(Vector.unit_id.in_(chunk))):
             out.setdefault(space, []).append(uid)
     return out
@@ -112,7 +112,7 @@ def delete_vectors(session: Session, space: str | None = None, unit_ids: Iterabl
     wanted = sorted({int(i) for i in unit_ids})
     removed = 0
     for start in range(0, len(wanted), _IN_CHUNK):
-        stmt = delete(Vector).where(Vector.unit_id.in_(wanted[start:start + _IN_CHUNK]))
+        stmt = delete(Vector).where(Vector.unit_id.in_(wanted[start : start + _IN_CHUNK]))
         if space is not None:
             stmt = stmt.where(Vector.space == space)
         removed += _rowcount(session.execute(stmt))

@@ -68,7 +68,9 @@ class SparseProbs:
     n: int
 
 
-def label_scores(query_vec: np.ndarray, label_name_vectors: np.ndarray, frame_label_probs: np.ndarray | SparseProbs) -> np.ndarray:
+def label_scores(
+    query_vec: np.ndarray, label_name_vectors: np.ndarray, frame_label_probs: np.ndarray | SparseProbs
+) -> np.ndarray:
     """Text-to-visual relevance of each frame: sum_l cos(query, name_l) * p(l | frame).
     `label_name_vectors` (L, d) unit rows; `frame_label_probs` dense (F, L) or SparseProbs. Returns (F,)."""
     query = np.asarray(query_vec, dtype=np.float32).reshape(-1)
@@ -108,12 +110,21 @@ class LabelIndex:
         with store.session() as s:
             rows = s.execute(select(Unit.id, Unit.meta).where(Unit.builder == BUILDER, Unit.kind == kind).order_by(Unit.id)).all()
         vocab: dict[str, int] = {}
-        triples = [(r, vocab.setdefault(name, len(vocab)), p) for r, (_, meta) in enumerate(rows)
-                   for name, p in (meta or {}).get("labels", [])]
-        probs = SparseProbs(np.array([t[0] for t in triples], dtype=np.int64), np.array([t[1] for t in triples], dtype=np.int64),
-                            np.array([t[2] for t in triples], dtype=np.float32), len(rows))
+        triples = [
+            (r, vocab.setdefault(name, len(vocab)), p)
+            for r, (_, meta) in enumerate(rows)
+            for name, p in (meta or {}).get("labels", [])
+        ]
+        probs = SparseProbs(
+            np.array([t[0] for t in triples], dtype=np.int64),
+            np.array([t[1] for t in triples], dtype=np.int64),
+            np.array([t[2] for t in triples], dtype=np.float32),
+            len(rows),
+        )
         names = sorted(vocab, key=vocab.__getitem__)
-        return cls(np.array([r[0] for r in rows], dtype=np.int64), probs, label_vectors(embedder, names, Path(indices_dir) / LABELS_FILE))
+        return cls(
+            np.array([r[0] for r in rows], dtype=np.int64), probs, label_vectors(embedder, names, Path(indices_dir) / LABELS_FILE)
+        )
 
     def search(self, query_vec: np.ndarray, k: int, allowed_ids=None) -> Hits:
         """Top-k (unit id, label score), best first; `allowed_ids` restricts the units."""
@@ -141,20 +152,27 @@ def build_visual(store: Store, index_manager: IndexManager, embedder, footage_id
     report = VisualReport(footage_id)
     names: set[str] = set()
     with store.session() as s:
-        rows = s.execute(select(Keyframe, Clip).join(Clip, Keyframe.clip_id == Clip.id)
-                         .where(Clip.footage_id == footage_id, Keyframe.feature.is_not(None))
-                         .order_by(Clip.idx, Keyframe.idx)).all()
+        rows = s.execute(
+            select(Keyframe, Clip)
+            .join(Clip, Keyframe.clip_id == Clip.id)
+            .where(Clip.footage_id == footage_id, Keyframe.feature.is_not(None))
+            .order_by(Clip.idx, Keyframe.idx)
+        ).all()
         per_clip: dict[int, list[tuple[Keyframe, np.ndarray, str]]] = defaultdict(list)
         clips: dict[int, Clip] = {}
         for kf, clip in rows:
             assert kf.feature is not None  # the query keeps only keyframes with features
             feature = normalise(np.frombuffer(kf.feature, dtype=np.float32))[0]
-            digest = hashlib.sha1(kf.feature + repr((kf.labels, kf.ts, kf.thumb_path, clip.start_ts, clip.end_ts)).encode()).hexdigest()
+            digest = hashlib.sha1(
+                kf.feature + repr((kf.labels, kf.ts, kf.thumb_path, clip.start_ts, clip.end_ts)).encode()
+            ).hexdigest()
             per_clip[clip.id].append((kf, feature, digest))
             clips[clip.id] = clip
             names.update(name for name, _ in kf.labels or [])
         wanted = {f"frame:{kf.id}": d for frames in per_clip.values() for kf, _, d in frames}
-        wanted |= {f"clip:{cid}": hashlib.sha1("".join(d for *_, d in frames).encode()).hexdigest() for cid, frames in per_clip.items()}
+        wanted |= {
+            f"clip:{cid}": hashlib.sha1("".join(d for *_, d in frames).encode()).hexdigest() for cid, frames in per_clip.items()
+        }
         kept, report.removed = sync_units(s, index_manager, footage_id, BUILDER, wanted)
         report.kept = len(kept)
         frame_units, frame_vecs, clip_units, clip_vecs = [], [], [], []
@@ -164,8 +182,20 @@ def build_visual(store: Store, index_manager: IndexManager, embedder, footage_id
                 key = f"frame:{kf.id}"
                 if key not in kept:
                     labels = [[str(n), float(p)] for n, p in kf.labels or []]
-                    frame_units.append(_unit(footage_id, clip, FRAME, key, digest, labels, keyframe_id=kf.id, ts=kf.ts,
-                                             offset=kf.offset, thumb=kf.thumb_path))
+                    frame_units.append(
+                        _unit(
+                            footage_id,
+                            clip,
+                            FRAME,
+                            key,
+                            digest,
+                            labels,
+                            keyframe_id=kf.id,
+                            ts=kf.ts,
+                            offset=kf.offset,
+                            thumb=kf.thumb_path,
+                        )
+                    )
                     frame_vecs.append(feature)
             key = f"clip:{cid}"
             if key not in kept:
@@ -187,19 +217,34 @@ def build_visual(store: Store, index_manager: IndexManager, embedder, footage_id
 def _add_text_vectors(s, index_manager: IndexManager, embedder, footage_id: int) -> None:
     """Embed the tag-list text of the footage's visual units that have no vector in TEXT_SPACE: the
     units added now, and those of a library built before the space existed."""
-    missing = s.execute(select(Unit.id, Unit.text)
-                        .outerjoin(Vector, (Vector.unit_id == Unit.id) & (Vector.space == TEXT_SPACE))
-                        .where(Unit.footage_id == footage_id, Unit.builder == BUILDER, Vector.unit_id.is_(None))
-                        .order_by(Unit.id)).all()
+    missing = s.execute(
+        select(Unit.id, Unit.text)
+        .outerjoin(Vector, (Vector.unit_id == Unit.id) & (Vector.space == TEXT_SPACE))
+        .where(Unit.footage_id == footage_id, Unit.builder == BUILDER, Vector.unit_id.is_(None))
+        .order_by(Unit.id)
+    ).all()
     if missing:
-        index_manager.add(TEXT_SPACE, [uid for uid, _ in missing], embedder.embed_documents([text for _, text in missing]),
-                          embedder.model_id, session=s)
+        index_manager.add(
+            TEXT_SPACE,
+            [uid for uid, _ in missing],
+            embedder.embed_documents([text for _, text in missing]),
+            embedder.model_id,
+            session=s,
+        )
 
 
 def _unit(footage_id: int, clip: Clip, kind: str, key: str, digest: str, labels: list, **meta) -> Unit:
-    return Unit(footage_id=footage_id, clip_id=clip.id, kind=kind, view=VIEW, start_ts=clip.start_ts, end_ts=clip.end_ts,
-                text=", ".join(name for name, _ in labels), builder=BUILDER,
-                meta={"key": key, "digest": digest, "labels": labels, **meta})
+    return Unit(
+        footage_id=footage_id,
+        clip_id=clip.id,
+        kind=kind,
+        view=VIEW,
+        start_ts=clip.start_ts,
+        end_ts=clip.end_ts,
+        text=", ".join(name for name, _ in labels),
+        builder=BUILDER,
+        meta={"key": key, "digest": digest, "labels": labels, **meta},
+    )
 
 
 def _pooled_labels(label_lists) -> list[list]:

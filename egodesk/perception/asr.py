@@ -119,8 +119,15 @@ class FasterWhisperTranscriber:
 
             if not (self.model_dir / "model.bin").is_file():
                 raise TranscriptionError(f"{self.model_dir}: not a faster-whisper model folder (no model.bin)")
-            self._model = BatchedInferencePipeline(WhisperModel(
-                str(self.model_dir), device="cpu", compute_type=self.compute_type, cpu_threads=self.threads, local_files_only=True))
+            self._model = BatchedInferencePipeline(
+                WhisperModel(
+                    str(self.model_dir),
+                    device="cpu",
+                    compute_type=self.compute_type,
+                    cpu_threads=self.threads,
+                    local_files_only=True,
+                )
+            )
         return self._model
 
     def transcribe(self, audio_path: Path, language: str | None = None) -> Transcript:
@@ -130,15 +137,27 @@ class FasterWhisperTranscriber:
         model = self._load()
         try:
             segments, info = model.transcribe(
-                audio, language=language, beam_size=self.beam_size, batch_size=self.batch_size, vad_filter=True,
-                word_timestamps=True, condition_on_previous_text=False, temperature=0.0)
+                audio,
+                language=language,
+                beam_size=self.beam_size,
+                batch_size=self.batch_size,
+                vad_filter=True,
+                word_timestamps=True,
+                condition_on_previous_text=False,
+                temperature=0.0,
+            )
             out = tuple(sentence for s in segments for sentence in _sentences(s))  # decoding happens here
         except (RuntimeError, ValueError) as exc:
             raise TranscriptionError(f"{audio_path}: transcription failed ({exc})") from exc
         # With no speech at all the detected language is a guess on silence: do not report it.
         lang = info.language if out else language
-        return Transcript(language=lang, segments=out, duration=float(info.duration), engine=self.name,
-                          language_probability=float(info.language_probability or 0.0) if out else 0.0)
+        return Transcript(
+            language=lang,
+            segments=out,
+            duration=float(info.duration),
+            engine=self.name,
+            language_probability=float(info.language_probability or 0.0) if out else 0.0,
+        )
 
 
 SENTENCE_END = (".", "?", "!", "。", "？", "！")
@@ -161,9 +180,11 @@ def _sentences(segment) -> list[Segment]:
     return [Segment(ws[0].start, ws[-1].end, " ".join(w.text for w in ws), tuple(ws)) for ws in out]
 
 
-WHISPER_MISSING = ("openai-whisper is not installed; pip install openai-whisper --no-deps (plus its small "
-                   "dependencies: tiktoken, more-itertools, numba) and give it a converted .pt checkpoint; "
-                   "egodesk never downloads Whisper weights")
+WHISPER_MISSING = (
+    "openai-whisper is not installed; pip install openai-whisper --no-deps (plus its small "
+    "dependencies: tiktoken, more-itertools, numba) and give it a converted .pt checkpoint; "
+    "egodesk never downloads Whisper weights"
+)
 
 
 class OpenAIWhisperTranscriber:
@@ -195,19 +216,35 @@ class OpenAIWhisperTranscriber:
         if self._model is None:
             self._model = whisper.load_model(str(self.model_path), device="cpu")
         try:
-            result = self._model.transcribe(audio, language=language, word_timestamps=True,
-                                            condition_on_previous_text=False, fp16=False,
-                                            temperature=FALLBACK_TEMPERATURES)
+            result = self._model.transcribe(
+                audio,
+                language=language,
+                word_timestamps=True,
+                condition_on_previous_text=False,
+                fp16=False,
+                temperature=FALLBACK_TEMPERATURES,
+            )
         except (RuntimeError, ValueError) as exc:
             raise TranscriptionError(f"{audio_path}: transcription failed ({exc})") from exc
         segments = tuple(
-            Segment(float(s["start"]), float(s["end"]), s["text"].strip(),
-                    tuple(Word(w["word"].strip(), float(w["start"]), float(w["end"]), float(w.get("probability", 0.0)))
-                          for w in s.get("words", ())))
-            for s in result["segments"] if s["text"].strip()
+            Segment(
+                float(s["start"]),
+                float(s["end"]),
+                s["text"].strip(),
+                tuple(
+                    Word(w["word"].strip(), float(w["start"]), float(w["end"]), float(w.get("probability", 0.0)))
+                    for w in s.get("words", ())
+                ),
+            )
+            for s in result["segments"]
+            if s["text"].strip()
         )
-        return Transcript(language=result.get("language") if segments else language, segments=segments,
-                          duration=len(audio) / SAMPLE_RATE, engine=self.name)
+        return Transcript(
+            language=result.get("language") if segments else language,
+            segments=segments,
+            duration=len(audio) / SAMPLE_RATE,
+            engine=self.name,
+        )
 
 
 # Where a user drops a converted checkpoint for each speech role (inside the library's models folder).
@@ -225,8 +262,9 @@ def make_transcriber(settings: Settings, user_models: Path | None = None) -> Tra
         elif user_models is not None:
             path = user_models / OPENAI_WHISPER_FILES[settings.asr_model]
         else:
-            raise TranscriptionError("openai-whisper needs a checkpoint in the library's models folder "
-                                     f"({OPENAI_WHISPER_FILES[settings.asr_model]})")
+            raise TranscriptionError(
+                f"openai-whisper needs a checkpoint in the library's models folder ({OPENAI_WHISPER_FILES[settings.asr_model]})"
+            )
         return OpenAIWhisperTranscriber(path, threads=settings.threads)
     from egodesk.core.manifest import locate
 

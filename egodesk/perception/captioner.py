@@ -71,6 +71,7 @@ class Captioner(Protocol):
 
 # ---------------------------------------------------------------------------------------------- describe
 
+
 def short_label(label: str) -> str:
     """'cab, hack, taxi, taxicab' -> 'cab'; 'handrail / baluster' -> 'handrail'; lower case."""
     return label.split(",")[0].split(" / ")[0].strip().lower()
@@ -104,8 +105,7 @@ class DescribeCaptioner:
 
     needs_images = False  # whether the pipeline must decode keyframe pixels for it
 
-    def __init__(self, min_score: float = 0.15, sure_score: float = 0.5, max_labels: int = 3,
-                 max_transcript_chars: int = 1000):
+    def __init__(self, min_score: float = 0.15, sure_score: float = 0.5, max_labels: int = 3, max_transcript_chars: int = 1000):
         self.min_score = min_score
         self.sure_score = sure_score
         self.max_labels = max_labels
@@ -180,8 +180,10 @@ def build_messages(ctx: ClipContext, with_images: bool) -> list[dict[str, Any]]:
     content lists)."""
     frames = [f for f in ctx.keyframes if f.image is not None] if with_images else ctx.keyframes
     values = {
-        "start": format_ts(ctx.start), "end": format_ts(ctx.end, with_date=False),
-        "duration": f"{ctx.end - ctx.start:.0f}", "n_images": len(frames),
+        "start": format_ts(ctx.start),
+        "end": format_ts(ctx.end, with_date=False),
+        "duration": f"{ctx.end - ctx.start:.0f}",
+        "n_images": len(frames),
         "previous": ctx.previous_caption or "(none)",
         "transcript": quote(ctx.transcript, 2000) if ctx.transcript.strip() else "(no speech)",
         "ocr": " / ".join(ctx.ocr_lines()) or "(none)",
@@ -231,8 +233,7 @@ class ServerCaptioner:
 
     needs_images = True  # whether the pipeline must decode keyframe pixels for it
 
-    def __init__(self, url: str, model: str = "", timeout: float = 120.0, max_tokens: int = 300,
-                 transport: Any = None):
+    def __init__(self, url: str, model: str = "", timeout: float = 120.0, max_tokens: int = 300, transport: Any = None):
         import httpx
 
         if not url.strip():
@@ -254,8 +255,7 @@ class ServerCaptioner:
         try:
             return self._ask(build_messages(ctx, with_images=True), images=True)
         except _ImagesRejected as exc:
-            log.info("%s refused image input (%s); retrying text-only, with frame tags in the prompt",
-                     self.endpoint, exc)
+            log.info("%s refused image input (%s); retrying text-only, with frame tags in the prompt", self.endpoint, exc)
         text = self._ask(build_messages(ctx, with_images=False), images=False)
         self.text_only = True  # only once text worked: a passing server error must not switch images off
         return text
@@ -301,9 +301,14 @@ def _error_reason(response: Any) -> str:
 
 # Settings names -> llama_cpp.llama_chat_format classes (0.3.36). "mtmd" uses the GGUF's own template.
 CHAT_HANDLERS = {
-    "mtmd": "MTMDChatHandler", "qwen2.5-vl": "Qwen25VLChatHandler", "llava-1.5": "Llava15ChatHandler",
-    "llava-1.6": "Llava16ChatHandler", "minicpm-v-2.6": "MiniCPMv26ChatHandler",
-    "moondream": "MoondreamChatHandler", "nanollava": "NanoLlavaChatHandler", "gemma4": "Gemma4ChatHandler",
+    "mtmd": "MTMDChatHandler",
+    "qwen2.5-vl": "Qwen25VLChatHandler",
+    "llava-1.5": "Llava15ChatHandler",
+    "llava-1.6": "Llava16ChatHandler",
+    "minicpm-v-2.6": "MiniCPMv26ChatHandler",
+    "moondream": "MoondreamChatHandler",
+    "nanollava": "NanoLlavaChatHandler",
+    "gemma4": "Gemma4ChatHandler",
     "llama3-vision-alpha": "Llama3VisionAlphaChatHandler",
 }
 
@@ -326,8 +331,15 @@ class VlmCaptioner:
 
     needs_images = True  # whether the pipeline must decode keyframe pixels for it
 
-    def __init__(self, model_path: str | Path, mmproj_path: str | Path, chat_handler: str = "mtmd",
-                 threads: int = 2, n_ctx: int = 8192, max_tokens: int = 300):
+    def __init__(
+        self,
+        model_path: str | Path,
+        mmproj_path: str | Path,
+        chat_handler: str = "mtmd",
+        threads: int = 2,
+        n_ctx: int = 8192,
+        max_tokens: int = 300,
+    ):
         self.model_path = _existing(model_path, "a VLM model (GGUF)")
         self.mmproj_path = _existing(mmproj_path, "a VLM projector (mmproj GGUF)")
         if chat_handler not in CHAT_HANDLERS:
@@ -346,9 +358,11 @@ class VlmCaptioner:
                 raise CaptionerError(f"llama-cpp-python is not installed ({exc})") from exc
             try:
                 handler = getattr(llama_chat_format, CHAT_HANDLERS[self.chat_handler])(
-                    clip_model_path=str(self.mmproj_path), verbose=False)
-                self._llm = Llama(model_path=str(self.model_path), chat_handler=handler, n_ctx=self.n_ctx,
-                                  n_threads=self.threads, verbose=False)
+                    clip_model_path=str(self.mmproj_path), verbose=False
+                )
+                self._llm = Llama(
+                    model_path=str(self.model_path), chat_handler=handler, n_ctx=self.n_ctx, n_threads=self.threads, verbose=False
+                )
             except (ValueError, RuntimeError, OSError) as exc:
                 raise CaptionerError(f"{self.model_path}: cannot load the VLM with {self.mmproj_path.name} ({exc})") from exc
         return self._llm
@@ -356,14 +370,16 @@ class VlmCaptioner:
     def caption(self, ctx: ClipContext) -> str:
         with_images = any(f.image is not None for f in ctx.keyframes)
         try:
-            reply = self._load().create_chat_completion(messages=build_messages(ctx, with_images),
-                                                        max_tokens=self.max_tokens, temperature=0.2)
+            reply = self._load().create_chat_completion(
+                messages=build_messages(ctx, with_images), max_tokens=self.max_tokens, temperature=0.2
+            )
         except (ValueError, RuntimeError) as exc:
             raise CaptionerError(f"{self.model_path}: captioning failed ({exc})") from exc
         return _reply_text(reply, str(self.model_path))
 
 
 # ----------------------------------------------------------------------------------------------- factory
+
 
 def _user_path(value: str, user_models: Path | None) -> str:
     """A bare file name or relative path is looked up in the library's models folder."""
@@ -376,6 +392,9 @@ def make_captioner(settings: Settings, user_models: Path | None = None) -> Capti
     if settings.captioner == "server":
         return ServerCaptioner(settings.server_url, settings.server_model, settings.server_timeout_s)
     if settings.captioner == "vlm":
-        return VlmCaptioner(_user_path(settings.vlm_model_path, user_models),
-                            _user_path(settings.vlm_mmproj_path, user_models), threads=settings.threads)
+        return VlmCaptioner(
+            _user_path(settings.vlm_model_path, user_models),
+            _user_path(settings.vlm_mmproj_path, user_models),
+            threads=settings.threads,
+        )
     return DescribeCaptioner()

@@ -68,7 +68,7 @@ class MiniLMEmbedder:
         # Batched by similar length so padding stays small.
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         for start in range(0, len(order), BATCH):
-            chunk = order[start:start + BATCH]
+            chunk = order[start : start + BATCH]
             out[chunk] = self._embed_encoded([encodings[i] for i in chunk])
         return out
 
@@ -106,9 +106,17 @@ class NomicEmbedder:
             raise ValueError(f"nomic-embed-text-v1.5 gives 64 to {NOMIC_DIM} dimensions, not {dim}")
         self.dim = dim
         self.model_id = "nomic-embed-text-v1.5-f16" + ("" if dim == NOMIC_DIM else f"-{dim}d")
-        self._llm = Llama(model_path=str(model_path), embedding=True, pooling_type=LLAMA_POOLING_TYPE_MEAN,
-                          n_ctx=NOMIC_CTX, n_batch=NOMIC_CTX, n_ubatch=NOMIC_CTX, n_threads=threads,
-                          n_threads_batch=threads, verbose=False)
+        self._llm = Llama(
+            model_path=str(model_path),
+            embedding=True,
+            pooling_type=LLAMA_POOLING_TYPE_MEAN,
+            n_ctx=NOMIC_CTX,
+            n_batch=NOMIC_CTX,
+            n_ubatch=NOMIC_CTX,
+            n_threads=threads,
+            n_threads_batch=threads,
+            verbose=False,
+        )
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         return self._embed(NOMIC_DOCUMENT, texts)
@@ -120,9 +128,10 @@ class NomicEmbedder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), NOMIC_BATCH):
-            chunk = order[start:start + NOMIC_BATCH]
-            pooled = np.asarray(self._llm.embed([prefix + texts[i] for i in chunk], normalize=False, truncate=True),
-                                dtype=np.float32)
+            chunk = order[start : start + NOMIC_BATCH]
+            pooled = np.asarray(
+                self._llm.embed([prefix + texts[i] for i in chunk], normalize=False, truncate=True), dtype=np.float32
+            )
             out[chunk] = _unit_rows(self._matryoshka(pooled))
         return out
 

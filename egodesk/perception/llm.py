@@ -27,7 +27,9 @@ class LLMError(RuntimeError):
 class LLM(Protocol):
     model_id: str
 
-    def chat(self, messages: Messages, max_tokens: int = 256, temperature: float = 0.0, schema: dict | None = None) -> tuple[str, int]:
+    def chat(
+        self, messages: Messages, max_tokens: int = 256, temperature: float = 0.0, schema: dict | None = None
+    ) -> tuple[str, int]:
         """The reply text and the number of prompt tokens it cost."""
 
     def count_tokens(self, text: str) -> int: ...
@@ -81,7 +83,9 @@ class LocalLLM:
         self.model_id = model_id or Path(model_path).stem
         self._llama = Llama(str(model_path), n_ctx=n_ctx, n_threads=threads, n_batch=512, logits_all=False, verbose=False)
 
-    def chat(self, messages: Messages, max_tokens: int = 256, temperature: float = 0.0, schema: dict | None = None) -> tuple[str, int]:
+    def chat(
+        self, messages: Messages, max_tokens: int = 256, temperature: float = 0.0, schema: dict | None = None
+    ) -> tuple[str, int]:
         kwargs: dict[str, Any] = {}
         if schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
@@ -173,8 +177,15 @@ class ServerLLM:
         except ValueError as exc:
             raise LLMError(f"{self.url}: the reply is not JSON ({exc})") from exc
 
-    def chat(self, messages: Messages, max_tokens: int = 256, temperature: float = 0.0, schema: dict | None = None) -> tuple[str, int]:
-        body: dict[str, Any] = {"model": self.model_id, "messages": messages, "max_tokens": max_tokens, "temperature": temperature}
+    def chat(
+        self, messages: Messages, max_tokens: int = 256, temperature: float = 0.0, schema: dict | None = None
+    ) -> tuple[str, int]:
+        body: dict[str, Any] = {
+            "model": self.model_id,
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+        }
         if schema is not None:
             body["response_format"] = {"type": "json_object", "schema": schema}
         data = self._post(body)
@@ -187,7 +198,16 @@ class ServerLLM:
         return max(1, len(text) // 4)  # servers expose no tokenizer in the OpenAI API; ~4 chars a token
 
     def yes_probability(self, messages: Messages) -> float:
-        data = self._post({"model": self.model_id, "messages": messages, "max_tokens": 1, "temperature": 0.0, "logprobs": True, "top_logprobs": 10})
+        data = self._post(
+            {
+                "model": self.model_id,
+                "messages": messages,
+                "max_tokens": 1,
+                "temperature": 0.0,
+                "logprobs": True,
+                "top_logprobs": 10,
+            }
+        )
         try:
             content = data["choices"][0]["logprobs"]["content"]
             return _yes_no_from_logprobs({c["token"]: c["logprob"] for c in content[0]["top_logprobs"]})

@@ -32,8 +32,13 @@ class TextReader:
             from rapidocr_onnxruntime import RapidOCR
 
             # Thread counts are global options: RapidOCR copies them over any per-model ones.
-            self._engine = RapidOCR(text_score=self.min_confidence, det_limit_type="min", det_limit_side_len=DET_MIN_SIDE,
-                                    intra_op_num_threads=self.threads, inter_op_num_threads=1)
+            self._engine = RapidOCR(
+                text_score=self.min_confidence,
+                det_limit_type="min",
+                det_limit_side_len=DET_MIN_SIDE,
+                intra_op_num_threads=self.threads,
+                inter_op_num_threads=1,
+            )
         return self._engine
 
     def read(self, frame: np.ndarray) -> str:
@@ -43,8 +48,11 @@ class TextReader:
         if scale < 1:
             frame = cv2.resize(frame, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA)
         result, _ = self._load()(frame)
-        boxes = [(np.asarray(box, dtype=np.float32), text.strip()) for box, text, score in (result or ())
-                 if score >= self.min_confidence and text.strip()]
+        boxes = [
+            (np.asarray(box, dtype=np.float32), text.strip())
+            for box, text, score in (result or ())
+            if score >= self.min_confidence and text.strip()
+        ]
         return " / ".join(text for _, text in reading_order(boxes))
 
 

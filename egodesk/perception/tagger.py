@@ -45,7 +45,7 @@ def preprocess(frame: np.ndarray) -> np.ndarray:
     h, w = frame.shape[:2]
     side = max(1, round(min(h, w) * CROP_FRACTION))
     top, left = (h - side) // 2, (w - side) // 2
-    crop = frame[top:top + side, left:left + side]
+    crop = frame[top : top + side, left : left + side]
     # INTER_AREA when shrinking avoids aliasing; cubic when a small frame is enlarged.
     interp = cv2.INTER_AREA if side > INPUT_SIZE else cv2.INTER_CUBIC
     rgb = cv2.cvtColor(cv2.resize(crop, (INPUT_SIZE, INPUT_SIZE), interpolation=interp), cv2.COLOR_BGR2RGB)
@@ -68,7 +68,7 @@ class FrameTagger:
     def analyse(self, frames: list[np.ndarray]) -> TagResult:
         logits, features = [], []
         for i in range(0, len(frames), BATCH):
-            batch = np.stack([preprocess(f) for f in frames[i:i + BATCH]])
+            batch = np.stack([preprocess(f) for f in frames[i : i + BATCH]])
             out_logits, out_features = self._session.run(["logits", "features"], {"images": batch})
             logits.append(out_logits)
             features.append(out_features)

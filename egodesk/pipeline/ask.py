@@ -32,8 +32,11 @@ from egodesk.retrieval.registry import make_strategy
 QUESTION_CHARS = 800
 QUESTION_TOKENS = 300
 # A date or time already in an answer: "7 May 2023", "10:42", "yesterday", "Tuesday", "in the morning".
-_SAYS_WHEN = re.compile(r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)[a-z]*\b|"
-                        r"\b(?:yesterday|today|morning|afternoon|evening|night|noon|week|month|year)\b", re.I)
+_SAYS_WHEN = re.compile(
+    r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)[a-z]*\b|"
+    r"\b(?:yesterday|today|morning|afternoon|evening|night|noon|week|month|year)\b",
+    re.I,
+)
 
 
 def check_question(question: str) -> str:
@@ -50,7 +53,7 @@ def shorten(question: str, count_tokens) -> str:
     limit = min(len(text), QUESTION_CHARS)
     while True:
         head = limit * 2 // 3
-        cut = text if limit >= len(text) else f"{text[:head]} … {text[len(text) - max(0, limit - head - 3):]}"
+        cut = text if limit >= len(text) else f"{text[:head]} … {text[len(text) - max(0, limit - head - 3) :]}"
         tokens = count_tokens(cut)
         if tokens <= QUESTION_TOKENS or limit <= 16:
             return cut
@@ -76,8 +79,17 @@ class Retrieval:
         return self.query.window
 
 
-def retrieve(memory: Memory, question: str, options: list[str] | None = None, asked_at: float | None = None,
-             strategy: str = "auto", k: int = 12, sources=None, online: bool = True, count_tokens=None) -> Retrieval:
+def retrieve(
+    memory: Memory,
+    question: str,
+    options: list[str] | None = None,
+    asked_at: float | None = None,
+    strategy: str = "auto",
+    k: int = 12,
+    sources=None,
+    online: bool = True,
+    count_tokens=None,
+) -> Retrieval:
     """Rank the library's memory for a question. `asked_at` defaults to now; with `online`, memory from
     after it is not used."""
     asked_at = to_ts(datetime.now()) if asked_at is None else asked_at  # wall-clock seconds, as stored
@@ -94,12 +106,20 @@ def answer(memory: Memory, llm, found: Retrieval, question: str, options: list[s
     """Answer from what was found; a question whose time window holds no footage is told so."""
     query = found.query
     if query.window is not None and not memory.scope(query).any():
-        out = Answer(question, f"{ABSTENTION} You have no footage from {describe(query.window)}.", [], abstained=True,
-                     grounded=False)
+        out = Answer(
+            question, f"{ABSTENTION} You have no footage from {describe(query.window)}.", [], abstained=True, grounded=False
+        )
     else:
         evidence = attach_facts(memory.catalog(), found.evidence)
-        out = answer_question(llm, found.question, evidence, options, query.asked_at, memory.settings.answer_context_tokens,
-                              memory.settings.answer_choice)
+        out = answer_question(
+            llm,
+            found.question,
+            evidence,
+            options,
+            query.asked_at,
+            memory.settings.answer_context_tokens,
+            memory.settings.answer_choice,
+        )
         out.evidence = people_order(out, evidence)
         if query.analysis.asks_when and not out.abstained and not options:
             out.text = with_when(out)
@@ -112,8 +132,16 @@ def answer(memory: Memory, llm, found: Retrieval, question: str, options: list[s
     return out
 
 
-def ask(memory: Memory, llm, question: str, options: list[str] | None = None, asked_at: float | None = None,
-        strategy: str = "auto", k: int = 12, sources=None) -> Answer:
+def ask(
+    memory: Memory,
+    llm,
+    question: str,
+    options: list[str] | None = None,
+    asked_at: float | None = None,
+    strategy: str = "auto",
+    k: int = 12,
+    sources=None,
+) -> Answer:
     """Answer `question` from the library. Pass a long-lived `memory` (the app does) to keep its caches
     between questions. Evidence carries offsets into its footage file so a player can seek to it."""
     found = retrieve(memory, question, options, asked_at, strategy, k, sources, count_tokens=llm.count_tokens)
@@ -129,8 +157,16 @@ def people_order(answer: Answer, retrieved: list[Evidence]) -> list[Evidence]:
     shown comes before what it was not."""
     shown = {ev.unit_id for ev in answer.evidence}
     cited = {unit: n for n, unit in enumerate(answer.cited)}
-    return sorted(retrieved, key=lambda ev: (ev.unit_id not in cited, cited.get(ev.unit_id, 0), not ev.pinpointed,
-                                             ev.unit_id not in shown, ev.rank or len(retrieved) + 1))
+    return sorted(
+        retrieved,
+        key=lambda ev: (
+            ev.unit_id not in cited,
+            cited.get(ev.unit_id, 0),
+            not ev.pinpointed,
+            ev.unit_id not in shown,
+            ev.rank or len(retrieved) + 1,
+        ),
+    )
 
 
 def with_when(answer: Answer) -> str:

@@ -105,23 +105,45 @@ def _register(store: Store, settings: Settings, path: Path, info: MediaInfo, dig
         if existing is not None:
             return existing, False
         start, source = recording_start(path, info)
-        footage = Footage(content_hash=digest, path=str(path.resolve()), kind=FootageKind.VIDEO.value, title=path.stem,
-                          start_ts=start, start_source=source, duration=info.duration, fps=info.fps,
-                          width=info.width, height=info.height, has_audio=info.has_audio)
+        footage = Footage(
+            content_hash=digest,
+            path=str(path.resolve()),
+            kind=FootageKind.VIDEO.value,
+            title=path.stem,
+            start_ts=start,
+            start_source=source,
+            duration=info.duration,
+            fps=info.fps,
+            width=info.width,
+            height=info.height,
+            has_audio=info.has_audio,
+        )
         session.add(footage)
         session.flush()
         for span in plan_clips(info.duration, settings.clip_seconds):
-            session.add(Clip(footage_id=footage.id, idx=span.index, offset=span.offset,
-                             start_ts=start + span.offset, end_ts=start + span.offset + span.duration))
+            session.add(
+                Clip(
+                    footage_id=footage.id,
+                    idx=span.index,
+                    offset=span.offset,
+                    start_ts=start + span.offset,
+                    end_ts=start + span.offset + span.duration,
+                )
+            )
         jobs.ensure_jobs(session, footage.id, PIPELINE_STAGES, done=("probe",))
         session.flush()
         fault_point("probe:commit")  # registered but not committed: a kill here must leave no trace
         return footage.id, True
 
 
-def process(store: Store, paths: LibraryPaths, settings: Settings,
-            progress: Callable[[Progress], None] = lambda p: None,
-            should_stop: Callable[[], bool] = lambda: False, retry_failed: bool = False) -> dict[str, int]:
+def process(
+    store: Store,
+    paths: LibraryPaths,
+    settings: Settings,
+    progress: Callable[[Progress], None] = lambda p: None,
+    should_stop: Callable[[], bool] = lambda: False,
+    retry_failed: bool = False,
+) -> dict[str, int]:
     """Run every unfinished stage until none is left or a stop is asked. Returns counts by outcome.
     Call it through `runner.run`, which holds the library's writer lock."""
     from egodesk.pipeline.memory_stages import MEMORY_STAGE_FUNCTIONS

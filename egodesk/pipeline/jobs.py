@@ -48,21 +48,21 @@ def next_job(store: Store, stage_order: tuple[str, ...], retry_failed: bool = Fa
     footage's searchable stages before any footage's LLM-built memories, newest footage first."""
     wanted = ("pending", "cancelled", "failed") if retry_failed else ("pending", "cancelled")
     with store.session() as session:
-        rows = session.execute(
-            select(Job.footage_id, Job.stage, Job.state).join(Footage).order_by(Footage.id.desc())
-        ).all()
+        rows = session.execute(select(Job.footage_id, Job.stage, Job.state).join(Footage).order_by(Footage.id.desc())).all()
     per_footage: dict[int, dict[str, str]] = {}
     for footage_id, stage, state in rows:
         per_footage.setdefault(footage_id, {})[stage] = state
-    firsts = [(footage_id, _first_unfinished(stages, stage_order, wanted, retry_failed))
-              for footage_id, stages in per_footage.items()]
+    firsts = [
+        (footage_id, _first_unfinished(stages, stage_order, wanted, retry_failed)) for footage_id, stages in per_footage.items()
+    ]
     ready = [(footage_id, stage) for footage_id, stage in firsts if stage is not None]
     searchable = [(footage_id, stage) for footage_id, stage in ready if stage not in LLM_STAGES]
     return searchable[0] if searchable else ready[0] if ready else None
 
 
-def _first_unfinished(stages: dict[str, str], stage_order: tuple[str, ...], wanted: tuple[str, ...],
-                      retry_failed: bool) -> str | None:
+def _first_unfinished(
+    stages: dict[str, str], stage_order: tuple[str, ...], wanted: tuple[str, ...], retry_failed: bool
+) -> str | None:
     """A footage's first stage not done, when it may run now (a failed or running one blocks the rest)."""
     for stage in stage_order:
         state = stages.get(stage)
@@ -79,7 +79,9 @@ def is_searchable(stages: dict[str, str]) -> bool:
     return all(state == "done" for stage, state in stages.items() if stage not in LLM_STAGES)
 
 
-def set_state(store: Store, footage_id: int, stage: str, state: str, error: str = "", done: int | None = None, total: int | None = None) -> None:
+def set_state(
+    store: Store, footage_id: int, stage: str, state: str, error: str = "", done: int | None = None, total: int | None = None
+) -> None:
     values: dict = {"state": state, "error": error, "updated_at": time.time()}
     if state == "running":
         values["attempts"] = Job.attempts + 1
@@ -98,7 +100,8 @@ def finish(session: Session, footage_id: int, stage: str, count: int) -> None:
     session.flush()
     fault_point(f"{stage}:commit")  # results written but not committed: a kill here must lose them all
     session.execute(
-        update(Job).where(Job.footage_id == footage_id, Job.stage == stage)
+        update(Job)
+        .where(Job.footage_id == footage_id, Job.stage == stage)
         .values(state="done", error="", done=count, total=count, updated_at=time.time())
     )
 
@@ -118,8 +121,11 @@ def storage_problem(exc: BaseException) -> str | None:
             continue
         seen.add(id(err))
         text = str(err).lower()
-        if (isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT)) \
-                or "database or disk is full" in text or "no space left on device" in text:
+        if (
+            (isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT))
+            or "database or disk is full" in text
+            or "no space left on device" in text
+        ):
             return DISK_FULL
         if "database is locked" in text or "database is busy" in text:
             return BUSY

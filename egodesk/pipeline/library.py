@@ -119,15 +119,23 @@ class Library:
     def add(self, paths: Iterable[str | os.PathLike], start_ts: float | None = None) -> AddReport:
         return add_paths(self.store, self.settings, paths, start_ts)
 
-    def import_paths(self, paths: Iterable[str | os.PathLike], progress: Callable[[Progress], None] = lambda p: None,
-                     should_stop: Callable[[], bool] = lambda: False) -> ImportReport:
+    def import_paths(
+        self,
+        paths: Iterable[str | os.PathLike],
+        progress: Callable[[Progress], None] = lambda p: None,
+        should_stop: Callable[[], bool] = lambda: False,
+    ) -> ImportReport:
         """Register files and folders, then index everything unfinished (run it in a worker process)."""
         added = self.add(paths)
         outcome = self.process(progress, should_stop)
         return ImportReport(added.added, added.existing, added.errors, added.notes, outcome)
 
-    def process(self, progress: Callable[[Progress], None] = lambda p: None,
-                should_stop: Callable[[], bool] = lambda: False, retry_failed: bool = False) -> dict[str, int]:
+    def process(
+        self,
+        progress: Callable[[Progress], None] = lambda p: None,
+        should_stop: Callable[[], bool] = lambda: False,
+        retry_failed: bool = False,
+    ) -> dict[str, int]:
         """Index every unfinished stage in this process, as the library's one writer or attached to the
         worker already running (`runner.run`; the app's import task calls this)."""
         return run(self.store, self.paths, self.settings, progress, should_stop, retry_failed)
@@ -153,8 +161,11 @@ class Library:
         with self.store.session() as session:
             rows = session.scalars(select(Footage).order_by(Footage.start_ts, Footage.id)).all()
             all_jobs = session.execute(select(Job.footage_id, Job.stage, Job.state, Job.error)).all()
-            thumbs = dict(session.execute(
-                select(Clip.footage_id, Keyframe.thumb_path).join(Keyframe).where(Clip.idx == 0, Keyframe.idx == 0)).all())
+            thumbs = dict(
+                session.execute(
+                    select(Clip.footage_id, Keyframe.thumb_path).join(Keyframe).where(Clip.idx == 0, Keyframe.idx == 0)
+                ).all()
+            )
         stages: dict[int, dict[str, str]] = {}
         errors: dict[int, str] = {}
         order = {stage: i for i, stage in enumerate(("text",) + PIPELINE_STAGES)}
@@ -166,9 +177,23 @@ class Library:
         for f in rows:
             st = dict(sorted(stages.get(f.id, {}).items(), key=lambda kv: order.get(kv[0], 99)))
             thumb = thumbs.get(f.id)
-            out.append(FootageInfo(f.id, f.title, f.path, f.kind, f.start_ts, f.duration, f.start_source, f.has_audio,
-                                   st, overall_state(st), errors.get(f.id, ""), Path(thumb) if thumb else None,
-                                   is_searchable(st)))
+            out.append(
+                FootageInfo(
+                    f.id,
+                    f.title,
+                    f.path,
+                    f.kind,
+                    f.start_ts,
+                    f.duration,
+                    f.start_source,
+                    f.has_audio,
+                    st,
+                    overall_state(st),
+                    errors.get(f.id, ""),
+                    Path(thumb) if thumb else None,
+                    is_searchable(st),
+                )
+            )
         return out
 
     def clips(self, footage_id: int, clip_id: int | None = None) -> list[ClipInfo]:
@@ -178,7 +203,9 @@ class Library:
             clips = session.scalars(query.where(Clip.id == clip_id) if clip_id is not None else query.order_by(Clip.idx)).all()
             ids = [c.id for c in clips]
             captions = dict(session.execute(select(Caption.clip_id, Caption.text).where(Caption.clip_id.in_(ids))).all())
-            segments = session.scalars(select(TranscriptSegment).where(TranscriptSegment.clip_id.in_(ids)).order_by(TranscriptSegment.idx)).all()
+            segments = session.scalars(
+                select(TranscriptSegment).where(TranscriptSegment.clip_id.in_(ids)).order_by(TranscriptSegment.idx)
+            ).all()
             keyframes = session.scalars(select(Keyframe).where(Keyframe.clip_id.in_(ids)).order_by(Keyframe.idx)).all()
         out = []
         for clip in clips:
@@ -187,14 +214,20 @@ class Library:
             for kf in frames:
                 for label, score in kf.labels or []:
                     tags[label] = max(tags.get(label, 0.0), score)
-            out.append(ClipInfo(
-                id=clip.id, idx=clip.idx, start=clip.start_ts, end=clip.end_ts, offset=clip.offset,
-                caption=captions.get(clip.id, ""),
-                transcript=[(s.start_ts, s.end_ts, s.speaker, s.text) for s in segments if s.clip_id == clip.id],
-                tags=sorted(tags.items(), key=lambda kv: -kv[1]),
-                ocr=" / ".join(k.ocr_text for k in frames if k.ocr_text),
-                thumbnails=[Path(k.thumb_path) for k in frames if k.thumb_path],
-            ))
+            out.append(
+                ClipInfo(
+                    id=clip.id,
+                    idx=clip.idx,
+                    start=clip.start_ts,
+                    end=clip.end_ts,
+                    offset=clip.offset,
+                    caption=captions.get(clip.id, ""),
+                    transcript=[(s.start_ts, s.end_ts, s.speaker, s.text) for s in segments if s.clip_id == clip.id],
+                    tags=sorted(tags.items(), key=lambda kv: -kv[1]),
+                    ocr=" / ".join(k.ocr_text for k in frames if k.ocr_text),
+                    thumbnails=[Path(k.thumb_path) for k in frames if k.thumb_path],
+                )
+            )
         return out
 
     def find_footage(self, ref: str) -> int | None:
@@ -202,14 +235,29 @@ class Library:
         with self.store.session() as session:
             if ref.isdigit() and session.get(Footage, int(ref)):
                 return int(ref)
-            return session.scalar(select(Footage.id).where((Footage.title == ref) | (Footage.path == ref) | (Footage.path == str(Path(ref).resolve()))))
+            return session.scalar(
+                select(Footage.id).where(
+                    (Footage.title == ref) | (Footage.path == ref) | (Footage.path == str(Path(ref).resolve()))
+                )
+            )
 
     def job_rows(self) -> list[dict]:
         with self.store.session() as session:
             rows = session.execute(select(Job, Footage.title).join(Footage).order_by(Job.footage_id, Job.id)).all()
         order = {stage: i for i, stage in enumerate(("text",) + PIPELINE_STAGES)}
-        out = [{"footage_id": j.footage_id, "footage": title, "stage": j.stage, "state": j.state, "done": j.done,
-                "total": j.total, "attempts": j.attempts, "error": j.error} for j, title in rows]
+        out = [
+            {
+                "footage_id": j.footage_id,
+                "footage": title,
+                "stage": j.stage,
+                "state": j.state,
+                "done": j.done,
+                "total": j.total,
+                "attempts": j.attempts,
+                "error": j.error,
+            }
+            for j, title in rows
+        ]
         return sorted(out, key=lambda r: (r["footage_id"], order.get(r["stage"], 99)))
 
     # --- memory -------------------------------------------------------------------------------
@@ -219,8 +267,16 @@ class Library:
         from egodesk.memory.forget import forget
 
         whole = start is None and end is None  # a range may need its records recompressed: that embeds
-        return forget(self.store, self.index_manager, self.paths, footage_id, start, end,
-                      embedder=None if whole else self.engines.embedder, settings=self.settings)
+        return forget(
+            self.store,
+            self.index_manager,
+            self.paths,
+            footage_id,
+            start,
+            end,
+            embedder=None if whole else self.engines.embedder,
+            settings=self.settings,
+        )
 
     def memory_stats(self) -> list[dict]:
         from egodesk.memory.stats import memory_stats
@@ -236,21 +292,37 @@ class Library:
             if footage is None:
                 return None
             ts = footage.start_ts + offset
-            clip = session.scalar(select(Clip).where(Clip.footage_id == footage_id, Clip.start_ts <= ts, Clip.end_ts > ts)
-                                  .order_by(Clip.start_ts.desc()))
+            clip = session.scalar(
+                select(Clip)
+                .where(Clip.footage_id == footage_id, Clip.start_ts <= ts, Clip.end_ts > ts)
+                .order_by(Clip.start_ts.desc())
+            )
             if clip is None:
                 return None
-            units = session.scalars(select(Unit).where(
-                Unit.footage_id == footage_id, Unit.kind.in_(("memory-entry", "record", "atomic")),
-                Unit.start_ts < clip.end_ts, Unit.end_ts > clip.start_ts).order_by(Unit.start_ts)).all()
+            units = session.scalars(
+                select(Unit)
+                .where(
+                    Unit.footage_id == footage_id,
+                    Unit.kind.in_(("memory-entry", "record", "atomic")),
+                    Unit.start_ts < clip.end_ts,
+                    Unit.end_ts > clip.start_ts,
+                )
+                .order_by(Unit.start_ts)
+            ).all()
             clip_id = clip.id
         [info] = self.clips(footage_id, clip_id)
         entries = [u.text for u in units if u.kind == "memory-entry"]
         return MemoryView(
-            clip_id=clip_id, start=info.start, end=info.end, caption=info.caption, transcript=info.transcript,
-            tags=info.tags, ocr=info.ocr,
+            clip_id=clip_id,
+            start=info.start,
+            end=info.end,
+            caption=info.caption,
+            transcript=info.transcript,
+            tags=info.tags,
+            ocr=info.ocr,
             records=entries or [u.text for u in units if u.kind == "record"],
-            statements=[f"[{u.view}] {u.text}" for u in units if u.kind == "atomic"])
+            statements=[f"[{u.view}] {u.text}" for u in units if u.kind == "atomic"],
+        )
 
     # --- questions ----------------------------------------------------------------------------
     def follow_reembedding(self) -> None:
@@ -268,8 +340,15 @@ class Library:
         e = self.engines
         return Memory(self.store, e.index_manager, e.embedder, llm=e.llm, settings=self.settings)
 
-    def ask(self, question: str, options: list[str] | None = None, asked_at: float | None = None,
-            strategy: str | None = None, k: int | None = None, sources: list[int] | None = None):
+    def ask(
+        self,
+        question: str,
+        options: list[str] | None = None,
+        asked_at: float | None = None,
+        strategy: str | None = None,
+        k: int | None = None,
+        sources: list[int] | None = None,
+    ):
         """Answer a question from the library's memories (`pipeline.ask`); the ingest worker holds its
         LLM memory stages meanwhile. Evidence carries offsets into its footage file so a player can seek to it."""
         from egodesk.pipeline.ask import ask, check_question
@@ -277,5 +356,13 @@ class Library:
         check_question(question)  # an empty question is refused before any model is loaded
         self.follow_reembedding()
         with question_in_flight(self.paths):
-            return ask(self.memory, self.engines.llm, question, options=options, asked_at=asked_at,
-                       strategy=strategy or self.settings.strategy, k=k or self.settings.top_k, sources=sources)
+            return ask(
+                self.memory,
+                self.engines.llm,
+                question,
+                options=options,
+                asked_at=asked_at,
+                strategy=strategy or self.settings.strategy,
+                k=k or self.settings.top_k,
+                sources=sources,
+            )

@@ -50,17 +50,27 @@ def _run_llm_builder(ctx: StageContext, stage: str, enabled: bool, build, builde
     """Run an LLM memory builder (switched off in settings: the stage completes with nothing built).
     Between its batches it yields to any question being answered (asking.py)."""
     if enabled:
-        build(ctx.store, ctx.engines.index_manager, ctx.engines.embedder, ctx.engines.llm, ctx.footage_id,
-              ctx.engines.settings, progress=ctx.progress, should_stop=_yielding_stop(ctx, stage))
+        build(
+            ctx.store,
+            ctx.engines.index_manager,
+            ctx.engines.embedder,
+            ctx.engines.llm,
+            ctx.footage_id,
+            ctx.engines.settings,
+            progress=ctx.progress,
+            should_stop=_yielding_stop(ctx, stage),
+        )
     _stop_if_asked(ctx, stage)
     _finish(ctx, stage, builder)
 
 
 def _yielding_stop(ctx: StageContext, stage: str) -> Callable[[], bool]:
     """The builder's between-batches check: wait out a question in flight, then say whether to stop."""
+
     def check() -> bool:
-        wait_while_asking(ctx.engines.paths, ctx.should_stop,
-                          on_pause=lambda: ctx.progress(Progress(stage, 0, 0, ctx.footage_id, PAUSED)))
+        wait_while_asking(
+            ctx.engines.paths, ctx.should_stop, on_pause=lambda: ctx.progress(Progress(stage, 0, 0, ctx.footage_id, PAUSED))
+        )
         return ctx.should_stop()
 
     return check
@@ -76,10 +86,15 @@ def _finish(ctx: StageContext, stage: str, builder: str) -> None:
     """Mark the stage done with the count of units the footage holds from its builder: what a run
     resumed after a crash reports is then what an uninterrupted one does (not only its own additions)."""
     with ctx.store.session() as session:
-        held = session.scalar(select(func.count()).select_from(Unit)
-                              .where(Unit.footage_id == ctx.footage_id, Unit.builder == builder))
+        held = session.scalar(
+            select(func.count()).select_from(Unit).where(Unit.footage_id == ctx.footage_id, Unit.builder == builder)
+        )
         finish(session, ctx.footage_id, stage, int(held or 0))
 
 
-MEMORY_STAGE_FUNCTIONS = {"memory-parent": run_parent_child, "memory-visual": run_visual,
-                          "memory-records": run_records, "memory-atomic": run_atomic}
+MEMORY_STAGE_FUNCTIONS = {
+    "memory-parent": run_parent_child,
+    "memory-visual": run_visual,
+    "memory-records": run_records,
+    "memory-atomic": run_atomic,
+}

@@ -16,8 +16,9 @@ def needs_reembed(engines: Engines) -> bool:
     return library_role(engines.store, engines.settings.embedder_model) != engines.settings.embedder_model
 
 
-def run_reembed(engines: Engines, progress: Callable[[Progress], None] = lambda p: None,
-                should_stop: Callable[[], bool] = lambda: False) -> ReembedReport | None:
+def run_reembed(
+    engines: Engines, progress: Callable[[Progress], None] = lambda p: None, should_stop: Callable[[], bool] = lambda: False
+) -> ReembedReport | None:
     """Re-embed when needed (None when not). After the swap the engines search with the new embedder."""
     if not needs_reembed(engines):
         return None

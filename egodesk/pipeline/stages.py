@@ -85,10 +85,21 @@ def run_asr(ctx: StageContext) -> None:
         for idx, segment in enumerate(segments):
             start = footage.start_ts + segment.start
             clip = _clip_at(clips, start)
-            words = [[w.text, footage.start_ts + w.start, footage.start_ts + w.end, round(w.probability, 3)] for w in segment.words]
-            session.add(TranscriptSegment(footage_id=ctx.footage_id, clip_id=clip.id if clip else None, idx=idx,
-                                          start_ts=start, end_ts=footage.start_ts + segment.end,
-                                          text=segment.text.strip(), language=language, words=words))
+            words = [
+                [w.text, footage.start_ts + w.start, footage.start_ts + w.end, round(w.probability, 3)] for w in segment.words
+            ]
+            session.add(
+                TranscriptSegment(
+                    footage_id=ctx.footage_id,
+                    clip_id=clip.id if clip else None,
+                    idx=idx,
+                    start_ts=start,
+                    end_ts=footage.start_ts + segment.end,
+                    text=segment.text.strip(),
+                    language=language,
+                    words=words,
+                )
+            )
         finish(session, ctx.footage_id, "asr", len(segments))
     if ctx.audio_path.exists():
         ctx.audio_path.unlink()  # the transcript is stored; the WAV was only its input
@@ -140,9 +151,17 @@ def _keyframes_of(ctx: StageContext, footage: Footage, clip: Clip, frames: list)
         thumb = thumbs_dir / f"{clip.idx:05d}_{order}.jpg"
         write_thumbnail(frames[i].frame, thumb)
         labels = tagger.top_labels(result.probs[i], settings.tags_per_frame)
-        rows.append(Keyframe(clip_id=clip.id, idx=order, offset=frames[i].offset, ts=footage.start_ts + frames[i].offset,
-                             thumb_path=str(thumb), feature=result.features[i].astype(np.float32).tobytes(),
-                             labels=[[label, round(float(score), 4)] for label, score in labels]))
+        rows.append(
+            Keyframe(
+                clip_id=clip.id,
+                idx=order,
+                offset=frames[i].offset,
+                ts=footage.start_ts + frames[i].offset,
+                thumb_path=str(thumb),
+                feature=result.features[i].astype(np.float32).tobytes(),
+                labels=[[label, round(float(score), 4)] for label, score in labels],
+            )
+        )
     return rows
 
 
@@ -151,8 +170,9 @@ def run_ocr(ctx: StageContext) -> None:
     ingest within its real-time budget)."""
     footage = ctx.footage()
     with ctx.store.session() as session:
-        keyframes = list(session.scalars(
-            select(Keyframe).join(Clip).where(Clip.footage_id == ctx.footage_id).order_by(Clip.idx, Keyframe.idx)))
+        keyframes = list(
+            session.scalars(select(Keyframe).join(Clip).where(Clip.footage_id == ctx.footage_id).order_by(Clip.idx, Keyframe.idx))
+        )
     per_clip: dict[int, list[Keyframe]] = {}
     for kf in keyframes:
         per_clip.setdefault(kf.clip_id, []).append(kf)
@@ -179,21 +199,48 @@ def run_captions(ctx: StageContext) -> None:
     footage = ctx.footage()
     clips = ctx.clips()
     with ctx.store.session() as session:
-        keyframes = list(session.scalars(select(Keyframe).join(Clip).where(Clip.footage_id == ctx.footage_id).order_by(Keyframe.idx)))
-        segments = list(session.scalars(select(TranscriptSegment).where(TranscriptSegment.footage_id == ctx.footage_id)
-                                        .order_by(TranscriptSegment.idx)))
+        keyframes = list(
+            session.scalars(select(Keyframe).join(Clip).where(Clip.footage_id == ctx.footage_id).order_by(Keyframe.idx))
+        )
+        segments = list(
+            session.scalars(
+                select(TranscriptSegment).where(TranscriptSegment.footage_id == ctx.footage_id).order_by(TranscriptSegment.idx)
+            )
+        )
     captions = []
     previous = ""
     for done, clip in enumerate(clips, start=1):
-        views = [CaptionFrame(image=read_frame_at(footage.path, kf.offset) if needs_images else None,
-                              tags=[(label, score) for label, score in (kf.labels or [])], ocr=kf.ocr_text or "", time=kf.ts)
-                 for kf in keyframes if kf.clip_id == clip.id]
+        views = [
+            CaptionFrame(
+                image=read_frame_at(footage.path, kf.offset) if needs_images else None,
+                tags=[(label, score) for label, score in (kf.labels or [])],
+                ocr=kf.ocr_text or "",
+                time=kf.ts,
+            )
+            for kf in keyframes
+            if kf.clip_id == clip.id
+        ]
         speech = " ".join(s.text for s in segments if s.clip_id == clip.id).strip()
-        context = ClipContext(start=clip.start_ts, end=clip.end_ts, keyframes=views, transcript=speech,
-                              wearer=settings.wearer_name, previous_caption=previous)
+        context = ClipContext(
+            start=clip.start_ts,
+            end=clip.end_ts,
+            keyframes=views,
+            transcript=speech,
+            wearer=settings.wearer_name,
+            previous_caption=previous,
+        )
         text = captioner.caption(context).strip()
-        captions.append(Caption(clip_id=clip.id, footage_id=ctx.footage_id, start_ts=clip.start_ts, end_ts=clip.end_ts,
-                                text=text, captioner=settings.captioner, kind="caption"))
+        captions.append(
+            Caption(
+                clip_id=clip.id,
+                footage_id=ctx.footage_id,
+                start_ts=clip.start_ts,
+                end_ts=clip.end_ts,
+                text=text,
+                captioner=settings.captioner,
+                kind="caption",
+            )
+        )
         previous = text
         ctx.report("captions", done, len(clips))
     with ctx.store.session() as session:

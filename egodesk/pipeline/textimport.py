@@ -172,17 +172,40 @@ def read_subtitles(path: Path, problems: list[str]) -> list[Entry]:
 
 def _add_entries(session, footage: Footage, entries: list[Entry], first_clip: int = 0, first_segment: int = 0) -> None:
     for offset, entry in enumerate(sorted(entries, key=lambda e: (e.start, e.end))):
-        clip = Clip(footage_id=footage.id, idx=first_clip + offset, offset=entry.start - footage.start_ts,
-                    start_ts=entry.start, end_ts=entry.end)
+        clip = Clip(
+            footage_id=footage.id,
+            idx=first_clip + offset,
+            offset=entry.start - footage.start_ts,
+            start_ts=entry.start,
+            end_ts=entry.end,
+        )
         session.add(clip)
         session.flush()
         if entry.kind == "transcript":
             speaker, words = _split_speaker(entry.text)
-            session.add(TranscriptSegment(footage_id=footage.id, clip_id=clip.id, idx=first_segment + offset,
-                                          start_ts=entry.start, end_ts=entry.end, text=entry.text, speaker=speaker))
+            session.add(
+                TranscriptSegment(
+                    footage_id=footage.id,
+                    clip_id=clip.id,
+                    idx=first_segment + offset,
+                    start_ts=entry.start,
+                    end_ts=entry.end,
+                    text=entry.text,
+                    speaker=speaker,
+                )
+            )
         else:
-            session.add(Caption(clip_id=clip.id, footage_id=footage.id, start_ts=entry.start, end_ts=entry.end,
-                                text=entry.text, captioner="imported", kind=entry.kind))
+            session.add(
+                Caption(
+                    clip_id=clip.id,
+                    footage_id=footage.id,
+                    start_ts=entry.start,
+                    end_ts=entry.end,
+                    text=entry.text,
+                    captioner="imported",
+                    kind=entry.kind,
+                )
+            )
 
 
 def _split_speaker(text: str) -> tuple[str, str]:
@@ -195,8 +218,15 @@ def _text_footage(session, content_hash: str, path: str, title: str, entries: li
     if existing is not None:
         return existing, False
     start = min(e.start for e in entries)
-    footage = Footage(content_hash=content_hash, path=path, kind=FootageKind.TEXT.value, title=title, start_ts=start,
-                      start_source="text", duration=max(e.end for e in entries) - start)
+    footage = Footage(
+        content_hash=content_hash,
+        path=path,
+        kind=FootageKind.TEXT.value,
+        title=title,
+        start_ts=start,
+        start_source="text",
+        duration=max(e.end for e in entries) - start,
+    )
     session.add(footage)
     session.flush()
     _add_entries(session, footage, entries)
@@ -264,5 +294,14 @@ def _attach_transcript(session, footage: Footage, cues: list[Entry]) -> None:
         start, end = footage.start_ts + cue.start, footage.start_ts + cue.end
         clip = next((c for c in clips if c.start_ts <= start < c.end_ts), None)
         speaker, _ = _split_speaker(cue.text)
-        session.add(TranscriptSegment(footage_id=footage.id, clip_id=clip.id if clip else None, idx=idx,
-                                      start_ts=start, end_ts=end, text=cue.text, speaker=speaker))
+        session.add(
+            TranscriptSegment(
+                footage_id=footage.id,
+                clip_id=clip.id if clip else None,
+                idx=idx,
+                start_ts=start,
+                end_ts=end,
+                text=cue.text,
+                speaker=speaker,
+            )
+        )

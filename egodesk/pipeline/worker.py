@@ -32,7 +32,9 @@ def start_worker(paths: LibraryPaths, detached: bool) -> subprocess.Popen:
     if detached:
         paths.logs.mkdir(parents=True, exist_ok=True)
         log = open(paths.logs / "worker.out", "ab")
-        return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        return subprocess.Popen(
+            cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+        )
     # stderr is the caller's own: a pipe nobody reads would stall the worker once it held 64 KB.
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=None, stdin=subprocess.DEVNULL, text=True, env=env)
 
@@ -104,8 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     store = Store(paths.database)
     settings = Settings.load(paths.settings_file)
     try:
-        outcome = run(store, paths, settings,
-                      progress=lambda p: print(json.dumps(asdict(p)), flush=True), retry_failed=args.retry_failed)
+        outcome = run(
+            store, paths, settings, progress=lambda p: print(json.dumps(asdict(p)), flush=True), retry_failed=args.retry_failed
+        )
     except Exception as exc:  # a full disk or a locked database even kept the job from being marked failed
         problem = storage_problem(exc)
         if problem is None:
@@ -113,8 +116,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"stage": "worker", "done": 0, "total": 0, "message": problem}), flush=True)
         print(f"egodesk worker: {failure_text(exc)}", file=sys.stderr, flush=True)
         return 1  # the stage stays "running": the next lock holder takes it up again
-    print(json.dumps({"stage": "worker", "done": outcome["done"], "total": sum(outcome.values()),
-                      "message": json.dumps(outcome)}), flush=True)
+    print(
+        json.dumps({"stage": "worker", "done": outcome["done"], "total": sum(outcome.values()), "message": json.dumps(outcome)}),
+        flush=True,
+    )
     return 0
 
 

@@ -45,16 +45,20 @@ SYSTEM = (
     "time is when that moment happened. The question was asked at the time given.\n"
     "4. " + "{answer_rule}"
 )
-MC_RULES = {"letter": "Pick the one option letter best supported by the evidence.",
-            # A 1.5B model that has just written "then I turn on tap" picks the wrong letter for it
-            # far more often than it copies the wrong option (epic-dev probe: 12 of 20 misses right,
-            # 16 of 16 right answers kept).
-            "text": "Answer with the one option best supported by the evidence, written exactly as listed."}
+MC_RULES = {
+    "letter": "Pick the one option letter best supported by the evidence.",
+    # A 1.5B model that has just written "then I turn on tap" picks the wrong letter for it
+    # far more often than it copies the wrong option (epic-dev probe: 12 of 20 misses right,
+    # 16 of 16 right answers kept).
+    "text": "Answer with the one option best supported by the evidence, written exactly as listed.",
+}
 # Dates are shown and asked for the way people write them; a small model copies the evidence's format.
 # A line saying "yesterday" or "last week" means relative to its own day, not to when the question is asked.
-OPEN_RULE = ("Answer in a few words; write a date like 7 May 2023. 'Yesterday' or 'last week' in a line is "
-             "relative to that line's date (the week before 9 June 2023). If the evidence does not contain the "
-             f"answer, cite no evidence and answer exactly {NOT_FOUND}.")
+OPEN_RULE = (
+    "Answer in a few words; write a date like 7 May 2023. 'Yesterday' or 'last week' in a line is "
+    "relative to that line's date (the week before 9 June 2023). If the evidence does not contain the "
+    f"answer, cite no evidence and answer exactly {NOT_FOUND}."
+)
 
 
 @dataclass
@@ -94,8 +98,15 @@ def _header(ev: Evidence) -> str:
     return f"{_day(from_ts(ev.start))}, {ev.source}:"
 
 
-def build_prompt(question: str, evidence: list[Evidence], options: list[str] | None, asked_at: float | None,
-                 budget_tokens: int, count_tokens, choice: str = "text") -> Prompt:
+def build_prompt(
+    question: str,
+    evidence: list[Evidence],
+    options: list[str] | None,
+    asked_at: float | None,
+    budget_tokens: int,
+    count_tokens,
+    choice: str = "text",
+) -> Prompt:
     """The chat messages: rules, evidence (time order, within the token budget), question, options
     (listed with letters when the answer is a letter, as a plain list when it is the option's text).
 
@@ -123,8 +134,9 @@ def build_prompt(question: str, evidence: list[Evidence], options: list[str] | N
     marks = [f"{LETTERS[i]}." if choice == "letter" else "-" for i in range(len(options or []))]
     opts = "\nOptions:\n" + "\n".join(f"{mark} {_option(o)}" for mark, o in zip(marks, options)) if options else ""
     user = f"<evidence>\n{block}\n</evidence>{asked}\nQuestion: {_clean(question, QUESTION_CHARS)}{opts}"
-    return Prompt([{"role": "system", "content": SYSTEM.format(answer_rule=rule)}, {"role": "user", "content": user}],
-                  ids, ordered)
+    return Prompt(
+        [{"role": "system", "content": SYSTEM.format(answer_rule=rule)}, {"role": "user", "content": user}], ids, ordered
+    )
 
 
 def _option(text: str) -> str:
@@ -133,21 +145,33 @@ def _option(text: str) -> str:
 
 def answer_schema(ids: list[str], options: list[str] | None, choice: str = "text") -> dict:
     """evidence -> reasoning -> answer, in that order; ids and the options (letters or texts) as enums."""
-    cite = {"type": "array", "items": {"type": "string", "enum": ids}, "maxItems": min(4, len(ids))} if ids else \
-        {"type": "array", "maxItems": 0}
+    cite = (
+        {"type": "array", "items": {"type": "string", "enum": ids}, "maxItems": min(4, len(ids))}
+        if ids
+        else {"type": "array", "maxItems": 0}
+    )
     if ids and options:  # a pick must point at what it rests on (handed one line, the model cited none)
         cite["minItems"] = 1
     # No maxLength on the strings: a bounded repetition in a llama.cpp grammar costs far more sampling
     # time than it saves; max_tokens bounds the reply instead.
     picks = list(LETTERS[: len(options)]) if choice == "letter" else list(dict.fromkeys(_option(o) for o in options or []))
     answer = {"type": "string", "enum": picks} if options else {"type": "string"}
-    return {"type": "object",
-            "properties": {"evidence": cite, "reasoning": {"type": "string"}, "answer": answer},
-            "required": ["evidence", "reasoning", "answer"]}
+    return {
+        "type": "object",
+        "properties": {"evidence": cite, "reasoning": {"type": "string"}, "answer": answer},
+        "required": ["evidence", "reasoning", "answer"],
+    }
 
 
-def answer_question(llm, question: str, evidence: list[Evidence], options: list[str] | None = None,
-                    asked_at: float | None = None, budget_tokens: int = 1500, choice: str = "text") -> Answer:
+def answer_question(
+    llm,
+    question: str,
+    evidence: list[Evidence],
+    options: list[str] | None = None,
+    asked_at: float | None = None,
+    budget_tokens: int = 1500,
+    choice: str = "text",
+) -> Answer:
     """Ask the LLM; returns an Answer with the cited evidence, grounding and token count. `choice`:
     a multiple-choice answer is the option's "text" or its "letter"."""
     started = time.perf_counter()
@@ -156,15 +180,30 @@ def answer_question(llm, question: str, evidence: list[Evidence], options: list[
     try:
         reply, tokens = chat_json(llm, prompt.messages, schema, max_tokens=MAX_TOKENS)
     except LLMError as exc:
-        return Answer(question, ABSTENTION, prompt.shown, abstained=True, grounded=False,
-                      timings={"answer_s": time.perf_counter() - started}, extra={"error": str(exc)})
+        return Answer(
+            question,
+            ABSTENTION,
+            prompt.shown,
+            abstained=True,
+            grounded=False,
+            timings={"answer_s": time.perf_counter() - started},
+            extra={"error": str(exc)},
+        )
     by_id = dict(zip(prompt.ids, prompt.shown))
     cited_ids = [c for c in reply.get("evidence") or [] if c in by_id] if isinstance(reply, dict) else []
     cited = list(dict.fromkeys(by_id[c].unit_id for c in cited_ids))
     text = str(reply.get("answer", "")).strip() if isinstance(reply, dict) else ""
-    out = Answer(question, text, prompt.shown, cited=cited, grounded=bool(cited), tokens=tokens,
-                 reasoning=str(reply.get("reasoning", "")) if isinstance(reply, dict) else "",
-                 timings={"answer_s": time.perf_counter() - started}, extra={"cited_ids": cited_ids})
+    out = Answer(
+        question,
+        text,
+        prompt.shown,
+        cited=cited,
+        grounded=bool(cited),
+        tokens=tokens,
+        reasoning=str(reply.get("reasoning", "")) if isinstance(reply, dict) else "",
+        timings={"answer_s": time.perf_counter() - started},
+        extra={"cited_ids": cited_ids},
+    )
     if options:
         if choice == "letter":
             index = LETTERS.find(text[:1].upper()) if text else -1

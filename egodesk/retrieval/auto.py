@@ -55,15 +55,25 @@ class Auto(Strategy):
 
     def retrieve(self, query: Query) -> list[Evidence]:
         catalog = self.memory.catalog()
-        pool = Query(query.question, query.options, query.asked_at, query.sources, POOL_FACTOR * query.k, query.cutoff,
-                     query.days, _analysis=query.analysis)
+        pool = Query(
+            query.question,
+            query.options,
+            query.asked_at,
+            query.sources,
+            POOL_FACTOR * query.k,
+            query.cutoff,
+            query.days,
+            _analysis=query.analysis,
+        )
         ranks: dict[int, dict[str, int]] = {}  # moment -> member -> its best rank there
         best: dict[int, tuple[int, int, Evidence]] = {}  # moment -> (rank, member order, the unit shown for it)
         pinned: list[int] = []
         weights: dict[str, float] = {}
         for order, member in enumerate(self.members()):
             found = member.retrieve(pool)
-            weights[member.name] = self._weight(member.name, query) * (PINPOINT_WEIGHT if any(ev.pinpointed for ev in found) else 1.0)
+            weights[member.name] = self._weight(member.name, query) * (
+                PINPOINT_WEIGHT if any(ev.pinpointed for ev in found) else 1.0
+            )
             for rank, ev in enumerate(found, start=1):
                 moment = self._moment(catalog, ev)
                 ranks.setdefault(moment, {}).setdefault(member.name, rank)

@@ -124,8 +124,9 @@ class Memory:
         found = {int(catalog.ids[r]): int(r) for r in rows}
         return [(found[uid], cos) for uid, cos in hits if uid in found and (allowed is None or allowed[found[uid]])]
 
-    def scope(self, query: Query, kinds: Sequence[str] | None = None, views: Sequence[str] | None = None,
-              before: float | None = None) -> np.ndarray:
+    def scope(
+        self, query: Query, kinds: Sequence[str] | None = None, views: Sequence[str] | None = None, before: float | None = None
+    ) -> np.ndarray:
         """The rows a query may use: its sources, its cutoff (or `before`), the time window it names,
         the given kinds/views."""
         catalog = self.catalog()

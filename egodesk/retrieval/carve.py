@@ -47,12 +47,15 @@ def _text_frame(memory: Memory, query: Query, vector: np.ndarray, k: int) -> lis
 
 def _labels(kind: str) -> Retriever:
     def search(memory: Memory, query: Query, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-        index = memory.cached(f"labels:{kind}", lambda: LabelIndex.load(memory.store, memory.embedder, memory.indices.dir, kind=kind))
+        index = memory.cached(
+            f"labels:{kind}", lambda: LabelIndex.load(memory.store, memory.embedder, memory.indices.dir, kind=kind)
+        )
         catalog = memory.catalog()
         allowed = catalog.ids[memory.scope(query, [kind])]
         hits = index.search(vector, k, allowed_ids=allowed.tolist())
         rows = dict(zip(catalog.ids[catalog.rows(u for u, _ in hits)].tolist(), catalog.rows(u for u, _ in hits).tolist()))
         return [(rows[u], s) for u, s in hits if u in rows]
+
     return search
 
 
@@ -116,7 +119,11 @@ class Carve(Strategy):
         memory, catalog = self.memory, self.memory.catalog()
         vector = memory.embed(query.text)
         per_rep = max(PER_REPRESENTATION, query.k)
-        pool = [(rep, row, score) for rep in self.searchable() for row, score in REPRESENTATIONS[rep][1](memory, query, vector, per_rep)]
+        pool = [
+            (rep, row, score)
+            for rep in self.searchable()
+            for row, score in REPRESENTATIONS[rep][1](memory, query, vector, per_rep)
+        ]
         scores = self.rescore(query.text, pool)
         best: dict[int, tuple[float, str, int]] = {}
         for (rep, row, _), score in zip(pool, scores):

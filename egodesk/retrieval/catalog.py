@@ -71,8 +71,13 @@ class Catalog:
                 out |= by_title.get(str(source), set())
         return out
 
-    def mask(self, kinds: Sequence[str] | None = None, footage: set[int] | None = None, before: float | None = None,
-             views: Sequence[str] | None = None) -> np.ndarray:
+    def mask(
+        self,
+        kinds: Sequence[str] | None = None,
+        footage: set[int] | None = None,
+        before: float | None = None,
+        views: Sequence[str] | None = None,
+    ) -> np.ndarray:
         """Boolean row mask: units of these kinds/views, in these footages, starting before `before`."""
         keep = np.ones(len(self.ids), dtype=bool)
         if kinds is not None:
@@ -105,9 +110,19 @@ class Catalog:
 
     def evidence(self, row: int, score: float, strategy: str, **extra) -> Evidence:
         fid = int(self.footage[row])
-        return Evidence(unit_id=int(self.ids[row]), footage_id=fid, source=self.titles.get(fid, str(fid)),
-                        start=float(self.start[row]), end=float(self.end[row]), text=self.text[row], score=float(score),
-                        kind=str(self.kind[row]), strategy=strategy, view=str(self.view[row]), **extra)
+        return Evidence(
+            unit_id=int(self.ids[row]),
+            footage_id=fid,
+            source=self.titles.get(fid, str(fid)),
+            start=float(self.start[row]),
+            end=float(self.end[row]),
+            text=self.text[row],
+            score=float(score),
+            kind=str(self.kind[row]),
+            strategy=strategy,
+            view=str(self.view[row]),
+            **extra,
+        )
 
     def neighbours(self, row: int, kinds: Sequence[str], after: bool, count: int, before: float | None = None) -> list[int]:
         """Up to `count` rows of the same footage and kinds right after (or before) a unit, nearest first."""
@@ -116,10 +131,14 @@ class Catalog:
         if before is not None:
             same = same[self.start[same] < before]
         if after:
-            same = same[(self.start[same] > self.start[row]) | ((self.start[same] == self.start[row]) & (self.ids[same] > self.ids[row]))]
+            same = same[
+                (self.start[same] > self.start[row]) | ((self.start[same] == self.start[row]) & (self.ids[same] > self.ids[row]))
+            ]
             order = np.lexsort((self.ids[same], self.start[same]))
         else:
-            same = same[(self.start[same] < self.start[row]) | ((self.start[same] == self.start[row]) & (self.ids[same] < self.ids[row]))]
+            same = same[
+                (self.start[same] < self.start[row]) | ((self.start[same] == self.start[row]) & (self.ids[same] < self.ids[row]))
+            ]
             order = np.lexsort((-self.ids[same], -self.start[same]))
         return [int(i) for i in same[order][:count]]
 
@@ -145,10 +164,24 @@ class LazyJSON(Sequence):
 
 
 # One row of the unit table as numpy reads it from the driver's cursor (no Python tuples in between).
-_ROW = np.dtype([("id", "i8"), ("footage", "i8"), ("clip", "i8"), ("parent", "i8"), ("start", "f8"), ("end", "f8"),
-                 ("kind", "O"), ("view", "O"), ("text", "O"), ("meta", "O")])
-_SELECT = ("SELECT id, footage_id, coalesce(clip_id, -1), coalesce(parent_id, -1), start_ts, end_ts, kind, coalesce(view, ''), "
-           "coalesce(text, ''), meta FROM {table} ORDER BY id")
+_ROW = np.dtype(
+    [
+        ("id", "i8"),
+        ("footage", "i8"),
+        ("clip", "i8"),
+        ("parent", "i8"),
+        ("start", "f8"),
+        ("end", "f8"),
+        ("kind", "O"),
+        ("view", "O"),
+        ("text", "O"),
+        ("meta", "O"),
+    ]
+)
+_SELECT = (
+    "SELECT id, footage_id, coalesce(clip_id, -1), coalesce(parent_id, -1), start_ts, end_ts, kind, coalesce(view, ''), "
+    "coalesce(text, ''), meta FROM {table} ORDER BY id"
+)
 
 
 def load_catalog(store: Store) -> Catalog:

@@ -67,8 +67,9 @@ def neighbours(catalog: Catalog, kinds: tuple[str, ...]) -> Neighbours:
         return _NEIGHBOURS[key]
 
 
-def context_ranking(memory: Memory, query: Query, kinds: tuple[str, ...] = PARENT_KINDS, text: str | None = None,
-                    scope: np.ndarray | None = None) -> list[tuple[int, float]]:
+def context_ranking(
+    memory: Memory, query: Query, kinds: tuple[str, ...] = PARENT_KINDS, text: str | None = None, scope: np.ndarray | None = None
+) -> list[tuple[int, float]]:
     """(row, smoothed score) of the candidates, best first."""
     catalog = memory.catalog()
     text = text or query.text
@@ -106,5 +107,7 @@ class Context(Strategy):
 
     def retrieve(self, query: Query) -> list[Evidence]:
         catalog = self.memory.catalog()
-        return [catalog.evidence(row, score, self.name, ranks={"context": i}) for i, (row, score) in
-                enumerate(context_ranking(self.memory, query)[: query.k], start=1)]
+        return [
+            catalog.evidence(row, score, self.name, ranks={"context": i})
+            for i, (row, score) in enumerate(context_ranking(self.memory, query)[: query.k], start=1)
+        ]

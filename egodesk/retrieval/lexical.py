@@ -77,7 +77,9 @@ class LexicalIndex:
             return np.zeros(len(self.rows), dtype=np.float32)
         return np.asarray(self._bm25.get_scores(words), dtype=np.float32)
 
-    def search(self, query: str, k: int, allowed: np.ndarray | None = None, tiebreak: np.ndarray | None = None) -> list[tuple[int, float]]:
+    def search(
+        self, query: str, k: int, allowed: np.ndarray | None = None, tiebreak: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
         """Top-k (catalog row, score) with a positive score; `allowed` is a catalog-wide row mask;
         equal scores are ordered by `tiebreak` (catalog-wide, smaller first), else by row."""
         scores = self.scores(query)
@@ -126,6 +128,7 @@ class LexicalCache:
             index = self._indices.get(key)
             if index is None:
                 self._indices = {k: v for k, v in self._indices.items() if k[2] == catalog.stamp}
-                index = self._indices[key] = LexicalIndex(catalog, np.flatnonzero(catalog.mask(kinds=kinds, views=views)),
-                                                          self._saved(kinds, views, catalog.stamp))
+                index = self._indices[key] = LexicalIndex(
+                    catalog, np.flatnonzero(catalog.mask(kinds=kinds, views=views)), self._saved(kinds, views, catalog.stamp)
+                )
             return index

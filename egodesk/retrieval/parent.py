@@ -68,8 +68,10 @@ class Flat(Strategy):
             if memory.has(space):
                 hits += memory.dense(space, vector, query.k, allowed)
         hits.sort(key=lambda h: -h[1])
-        return [catalog.evidence(row, cos, self.name, ranks={"dense": i}, scores={"dense": cos})
-                for i, (row, cos) in enumerate(hits[: query.k], start=1)]
+        return [
+            catalog.evidence(row, cos, self.name, ranks={"dense": i}, scores={"dense": cos})
+            for i, (row, cos) in enumerate(hits[: query.k], start=1)
+        ]
 
 
 class Subchunk(Strategy):
@@ -79,8 +81,10 @@ class Subchunk(Strategy):
     def retrieve(self, query: Query) -> list[Evidence]:
         catalog = self.memory.catalog()
         hits = dense_children(self.memory, query, query.k)
-        return [catalog.evidence(row, cos, self.name, ranks={"dense": i}, scores={"dense": cos})
-                for i, (row, cos) in enumerate(hits, start=1)]
+        return [
+            catalog.evidence(row, cos, self.name, ranks={"dense": i}, scores={"dense": cos})
+            for i, (row, cos) in enumerate(hits, start=1)
+        ]
 
 
 class Parent(Strategy):

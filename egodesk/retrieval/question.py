@@ -18,50 +18,320 @@ from datetime import datetime, timedelta
 
 from egodesk.core.timeutil import from_ts, to_ts
 
-MONTHS = {m: i for i, m in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"], 1)}
+MONTHS = {
+    m: i
+    for i, m in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ],
+        1,
+    )
+}
 MONTHS.update({m[:3]: i for m, i in list(MONTHS.items())})
 MONTHS["sept"] = 9
 WEEKDAYS = {d: i for i, d in enumerate(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"])}
-NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-           "nine": 9, "ten": 10, "a couple of": 2, "couple of": 2, "a few": 3, "few": 3, "several": 3}
+NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "a couple of": 2,
+    "couple of": 2,
+    "a few": 3,
+    "few": 3,
+    "several": 3,
+}
 # Hours of the day (fractional; > 24 runs into the next morning).
-DAY_PARTS = {"morning": (5, 12), "noon": (11.5, 13), "midday": (11.5, 13), "afternoon": (12, 17), "evening": (17, 21),
-             "night": (21, 29), "tonight": (18, 29), "breakfast": (6, 10), "lunch": (11.5, 14), "lunchtime": (11.5, 14),
-             "dinner": (17.5, 21), "supper": (17.5, 21)}
-UNIT_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400, "month": 30 * 86400, "year": 365 * 86400}
+DAY_PARTS = {
+    "morning": (5, 12),
+    "noon": (11.5, 13),
+    "midday": (11.5, 13),
+    "afternoon": (12, 17),
+    "evening": (17, 21),
+    "night": (21, 29),
+    "tonight": (18, 29),
+    "breakfast": (6, 10),
+    "lunch": (11.5, 14),
+    "lunchtime": (11.5, 14),
+    "dinner": (17.5, 21),
+    "supper": (17.5, 21),
+}
+UNIT_SECONDS = {
+    "second": 1,
+    "minute": 60,
+    "hour": 3600,
+    "day": 86400,
+    "week": 7 * 86400,
+    "month": 30 * 86400,
+    "year": 365 * 86400,
+}
 
 # Verbs an egocentric question asks about, with irregular past forms; regular inflections are
 # stripped by `lemma`.
-IRREGULAR = {"went": "go", "gone": "go", "took": "take", "taken": "take", "ate": "eat", "eaten": "eat", "drank": "drink",
-             "saw": "see", "seen": "see", "made": "make", "bought": "buy", "left": "leave", "gave": "give", "given": "give",
-             "got": "get", "told": "tell", "said": "say", "met": "meet", "ran": "run", "wrote": "write", "found": "find",
-             "brought": "bring", "thought": "think", "came": "come", "did": "do", "done": "do", "had": "have", "has": "have",
-             "was": "be", "were": "be", "is": "be", "are": "be", "put": "put", "cut": "cut", "threw": "throw", "thrown": "throw",
-             "held": "hold", "spoke": "speak", "spoken": "speak", "began": "begin", "won": "win", "lost": "lose", "sold": "sell",
-             "built": "build", "felt": "feel", "kept": "keep", "sat": "sit", "stood": "stand", "taught": "teach", "wore": "wear",
-             "paid": "pay", "drove": "drive", "flew": "fly", "read": "read", "heard": "hear", "set": "set", "let": "let",
-             "shut": "shut", "fell": "fall", "hid": "hide", "hidden": "hide", "chose": "choose", "forgot": "forget"}
+IRREGULAR = {
+    "went": "go",
+    "gone": "go",
+    "took": "take",
+    "taken": "take",
+    "ate": "eat",
+    "eaten": "eat",
+    "drank": "drink",
+    "saw": "see",
+    "seen": "see",
+    "made": "make",
+    "bought": "buy",
+    "left": "leave",
+    "gave": "give",
+    "given": "give",
+    "got": "get",
+    "told": "tell",
+    "said": "say",
+    "met": "meet",
+    "ran": "run",
+    "wrote": "write",
+    "found": "find",
+    "brought": "bring",
+    "thought": "think",
+    "came": "come",
+    "did": "do",
+    "done": "do",
+    "had": "have",
+    "has": "have",
+    "was": "be",
+    "were": "be",
+    "is": "be",
+    "are": "be",
+    "put": "put",
+    "cut": "cut",
+    "threw": "throw",
+    "thrown": "throw",
+    "held": "hold",
+    "spoke": "speak",
+    "spoken": "speak",
+    "began": "begin",
+    "won": "win",
+    "lost": "lose",
+    "sold": "sell",
+    "built": "build",
+    "felt": "feel",
+    "kept": "keep",
+    "sat": "sit",
+    "stood": "stand",
+    "taught": "teach",
+    "wore": "wear",
+    "paid": "pay",
+    "drove": "drive",
+    "flew": "fly",
+    "read": "read",
+    "heard": "hear",
+    "set": "set",
+    "let": "let",
+    "shut": "shut",
+    "fell": "fall",
+    "hid": "hide",
+    "hidden": "hide",
+    "chose": "choose",
+    "forgot": "forget",
+}
 VERBS = set(IRREGULAR.values()) | {
-    "open", "close", "wash", "rinse", "dry", "wipe", "clean", "pour", "fill", "empty", "stir", "mix", "fry", "boil", "cook",
-    "bake", "peel", "chop", "slice", "grate", "squeeze", "turn", "switch", "check", "look", "move", "place", "pick",
-    "drop", "grab", "hand", "pass", "carry", "push", "pull", "press", "fold", "unfold", "hang", "use", "play", "watch",
-    "call", "text", "talk", "ask", "reply", "answer", "visit", "start", "finish", "stop", "try", "paint", "draw", "sing",
-    "dance", "walk", "enter", "exit", "leave", "arrive", "return", "adopt", "join", "attend", "plan", "decide", "learn",
-    "study", "work", "help", "share", "show", "send", "receive", "order", "shop", "sign", "fix", "repair", "store",
-    "insert", "remove", "scoop", "spread", "shake", "season", "taste", "serve", "throw", "lock", "unlock", "plug",
-    "unplug", "charge", "lift", "lower", "flip", "roll", "knead", "measure", "weigh", "scrape", "sprinkle", "crack",
-    "whisk", "drain", "soak", "heat", "warm", "cool", "freeze", "feed", "water", "sweep", "mop", "vacuum", "iron", "tie",
-    "zip", "wear", "dress", "brush", "comb", "shave", "run", "swim", "hike", "travel", "camp", "volunteer", "celebrate",
-    "lose", "win", "buy", "sell", "rent", "borrow", "lend", "write", "read", "search", "find", "hide", "continue",
-    "suggest", "skip", "happen", "recommend", "mention", "like", "love", "want", "need", "feel", "discuss", "explain",
-    "agree", "laugh", "smile", "wait", "sleep", "wake", "sit", "stand", "eat", "drink", "cry", "meet"}
-STOPWORDS = set("""a an the and or but if then than so of to in on at by for with from into onto off out up down over under
+    "open",
+    "close",
+    "wash",
+    "rinse",
+    "dry",
+    "wipe",
+    "clean",
+    "pour",
+    "fill",
+    "empty",
+    "stir",
+    "mix",
+    "fry",
+    "boil",
+    "cook",
+    "bake",
+    "peel",
+    "chop",
+    "slice",
+    "grate",
+    "squeeze",
+    "turn",
+    "switch",
+    "check",
+    "look",
+    "move",
+    "place",
+    "pick",
+    "drop",
+    "grab",
+    "hand",
+    "pass",
+    "carry",
+    "push",
+    "pull",
+    "press",
+    "fold",
+    "unfold",
+    "hang",
+    "use",
+    "play",
+    "watch",
+    "call",
+    "text",
+    "talk",
+    "ask",
+    "reply",
+    "answer",
+    "visit",
+    "start",
+    "finish",
+    "stop",
+    "try",
+    "paint",
+    "draw",
+    "sing",
+    "dance",
+    "walk",
+    "enter",
+    "exit",
+    "leave",
+    "arrive",
+    "return",
+    "adopt",
+    "join",
+    "attend",
+    "plan",
+    "decide",
+    "learn",
+    "study",
+    "work",
+    "help",
+    "share",
+    "show",
+    "send",
+    "receive",
+    "order",
+    "shop",
+    "sign",
+    "fix",
+    "repair",
+    "store",
+    "insert",
+    "remove",
+    "scoop",
+    "spread",
+    "shake",
+    "season",
+    "taste",
+    "serve",
+    "throw",
+    "lock",
+    "unlock",
+    "plug",
+    "unplug",
+    "charge",
+    "lift",
+    "lower",
+    "flip",
+    "roll",
+    "knead",
+    "measure",
+    "weigh",
+    "scrape",
+    "sprinkle",
+    "crack",
+    "whisk",
+    "drain",
+    "soak",
+    "heat",
+    "warm",
+    "cool",
+    "freeze",
+    "feed",
+    "water",
+    "sweep",
+    "mop",
+    "vacuum",
+    "iron",
+    "tie",
+    "zip",
+    "wear",
+    "dress",
+    "brush",
+    "comb",
+    "shave",
+    "run",
+    "swim",
+    "hike",
+    "travel",
+    "camp",
+    "volunteer",
+    "celebrate",
+    "lose",
+    "win",
+    "buy",
+    "sell",
+    "rent",
+    "borrow",
+    "lend",
+    "write",
+    "read",
+    "search",
+    "find",
+    "hide",
+    "continue",
+    "suggest",
+    "skip",
+    "happen",
+    "recommend",
+    "mention",
+    "like",
+    "love",
+    "want",
+    "need",
+    "feel",
+    "discuss",
+    "explain",
+    "agree",
+    "laugh",
+    "smile",
+    "wait",
+    "sleep",
+    "wake",
+    "sit",
+    "stand",
+    "eat",
+    "drink",
+    "cry",
+    "meet",
+}
+STOPWORDS = set(
+    """a an the and or but if then than so of to in on at by for with from into onto off out up down over under
 about as is are was were be been being do does did done have has had having i me my mine we us our you your he him his
 she her hers they them their it its this that these those there here what which who whom whose when where why how
 will would shall should can could may might must not no yes any some all each every other another such same own just
 also very too more most much many few lot lots thing things time times something anything ever again did this one
-kind sort type way""".split())
+kind sort type way""".split()
+)
 QUESTION_WORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how"}
 NOT_NAMES = STOPWORDS | QUESTION_WORDS | set(MONTHS) | set(WEEKDAYS) | {"i", "im", "ive", "id", "ill", "lgbtq", "ok", "okay"}
 
@@ -86,8 +356,39 @@ def lemma(word: str) -> str:
 
 
 # Words that carry no cue; particles ("on", "off", "down") are kept: "turn on" is not "turn off".
-_CUE_STOP = {"i", "a", "an", "the", "this", "that", "these", "those", "my", "me", "mine", "we", "us", "our", "you",
-             "your", "to", "of", "and", "or", "it", "its", "is", "are", "was", "were", "be", "been", "do", "did", "does"}
+_CUE_STOP = {
+    "i",
+    "a",
+    "an",
+    "the",
+    "this",
+    "that",
+    "these",
+    "those",
+    "my",
+    "me",
+    "mine",
+    "we",
+    "us",
+    "our",
+    "you",
+    "your",
+    "to",
+    "of",
+    "and",
+    "or",
+    "it",
+    "its",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "do",
+    "did",
+    "does",
+}
 MIN_COVERAGE = 0.5  # share of an event's words a unit must hold to count as an occurrence of it
 
 
@@ -140,20 +441,28 @@ class QuestionAnalysis:
         return bool(self.order or self.relation or self.habit or self.recency or self.window)
 
 
-_ORDER_LAST = re.compile(r"\b(?:did|do|have|has|had|was|were)\s+\w+\s+last\b(?!\s+(?:week|month|year|night|weekend))"
-                         r"|\b(?:the\s+)?(?:last|latest|most\s+recent(?:ly)?|final)\s+(?:time|occasion|thing|one)\b"
-                         r"|\bmost\s+recently\b|\bthe\s+last\b(?!\s+(?:week|month|year|night|weekend|\d))")
-_ORDER_FIRST = re.compile(r"\b(?:did|do|have|has|had|was|were)\s+\w+\s+first\b"
-                          r"|\b(?:the\s+)?(?:first|earliest|very\s+first)\s+(?:time|occasion|thing|one)\b"
-                          r"|\bat\s+first\b|\binitially\b|\bearliest\b|\bthe\s+first\b")
-_HABIT = re.compile(r"\b(?:usually|normally|typically|generally|regularly|habitually|tend\s+to|how\s+often|how\s+many\s+times"
-                    r"|often|every\s+(?:day|morning|evening|night|week)|each\s+(?:day|morning)|habit|routine|always)\b")
+_ORDER_LAST = re.compile(
+    r"\b(?:did|do|have|has|had|was|were)\s+\w+\s+last\b(?!\s+(?:week|month|year|night|weekend))"
+    r"|\b(?:the\s+)?(?:last|latest|most\s+recent(?:ly)?|final)\s+(?:time|occasion|thing|one)\b"
+    r"|\bmost\s+recently\b|\bthe\s+last\b(?!\s+(?:week|month|year|night|weekend|\d))"
+)
+_ORDER_FIRST = re.compile(
+    r"\b(?:did|do|have|has|had|was|were)\s+\w+\s+first\b"
+    r"|\b(?:the\s+)?(?:first|earliest|very\s+first)\s+(?:time|occasion|thing|one)\b"
+    r"|\bat\s+first\b|\binitially\b|\bearliest\b|\bthe\s+first\b"
+)
+_HABIT = re.compile(
+    r"\b(?:usually|normally|typically|generally|regularly|habitually|tend\s+to|how\s+often|how\s+many\s+times"
+    r"|often|every\s+(?:day|morning|evening|night|week)|each\s+(?:day|morning)|habit|routine|always)\b"
+)
 _RECENCY = re.compile(r"\b(?:recently|lately|these\s+days|nowadays)\b")
 _AFTER = re.compile(r"\b(?:(?:right|just|immediately|shortly|soon)\s+)?after(?:wards)?\b|\bnext\b|\bfollowing\b|\bthen\b")
 _BEFORE = re.compile(r"\b(?:(?:right|just|immediately|shortly)\s+)?before\b|\bprior\s+to\b|\bpreceding\b")
 _NUMBER = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+couple\s+of|couple\s+of|a\s+few|few|several)"
 _AGO = re.compile(_NUMBER + r"\s+(second|minute|hour|day|week|month|year)s?\s+ago\b")
-_PAST_N = re.compile(r"\b(?:in\s+|over\s+|during\s+)?the\s+(?:past|last)\s+" + _NUMBER + r"?\s*(second|minute|hour|day|week|month|year)s?\b")
+_PAST_N = re.compile(
+    r"\b(?:in\s+|over\s+|during\s+)?the\s+(?:past|last)\s+" + _NUMBER + r"?\s*(second|minute|hour|day|week|month|year)s?\b"
+)
 _CLOCK = r"(\d{1,2})(?::(\d{2}))?(?::(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)?"
 _RANGE = re.compile(r"\b(?:from|between)\s+" + _CLOCK + r"\s+(?:to|and|until|till|-)\s+" + _CLOCK)
 _AT = re.compile(r"\b(?:at|around|about|near)\s+" + _CLOCK + r"(?=\W|$)")
@@ -164,15 +473,24 @@ _MDY = re.compile(r"\b(" + _MONTH_NAMES + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b,?
 _MONTH_ONLY = re.compile(r"\bin\s+(" + _MONTH_NAMES + r")\b(?:\s+(\d{4}))?")
 _YEAR = re.compile(r"\bin\s+(\d{4})\b")
 _WEEKDAY = re.compile(r"\b(last\s+|this\s+|on\s+)?(" + "|".join(WEEKDAYS) + r")\b")
-_RELDAY = re.compile(r"\b(yesterday|today|tonight|this\s+(?:morning|afternoon|evening)|earlier\s+today|last\s+night"
-                     r"|the\s+day\s+before\s+yesterday)\b")
+_RELDAY = re.compile(
+    r"\b(yesterday|today|tonight|this\s+(?:morning|afternoon|evening)|earlier\s+today|last\s+night"
+    r"|the\s+day\s+before\s+yesterday)\b"
+)
 _PERIOD = re.compile(r"\b(last|this|past)\s+(week|weekend|month|year)\b")
-_DAYPART = re.compile(r"\b(before|after|during|at|around|about|in\s+the|this)?\s*(" + "|".join(sorted(DAY_PARTS, key=len, reverse=True)) + r")\b")
+_DAYPART = re.compile(
+    r"\b(before|after|during|at|around|about|in\s+the|this)?\s*(" + "|".join(sorted(DAY_PARTS, key=len, reverse=True)) + r")\b"
+)
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "last": -1}
 # "day 2", "on day two", "the second day", "the last day": days of the library's own footage, in order.
-_DAY_N = re.compile(r"\b(?:on\s+)?(?:day\s+(\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten)\b|the\s+("
-                    + "|".join(_ORDINALS) + r")\s+day\b(?!\s+of\b))")
-_SCAFFOLD = re.compile(r"^\s*(?:when|what|where|who|which|how|why)\b(?:\s+(?:was|were|did|do|does|is|are|have|had|has))?(?:\s+(?:i|we))?\s*", re.I)
+_DAY_N = re.compile(
+    r"\b(?:on\s+)?(?:day\s+(\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten)\b|the\s+("
+    + "|".join(_ORDINALS)
+    + r")\s+day\b(?!\s+of\b))"
+)
+_SCAFFOLD = re.compile(
+    r"^\s*(?:when|what|where|who|which|how|why)\b(?:\s+(?:was|were|did|do|does|is|are|have|had|has))?(?:\s+(?:i|we))?\s*", re.I
+)
 _DID_THIS = re.compile(r"\b(?:i|we)\s+did\s+(?:this|that)\s*:?\s*", re.I)
 
 
@@ -408,8 +726,10 @@ def analyze(question: str, asked_at: float | None = None, days: Sequence[tuple[f
     out.focus = " ".join(_SCAFFOLD.sub("", rest).strip(" ?.!").split())
     if relation is not None:
         out.relation = relation[0]
-        after_phrase = f.text[relation[1].end():]
-        anchor = after_phrase.rpartition(":")[2] if ":" in after_phrase else _ORDER_FIRST.sub(" ", _ORDER_LAST.sub(" ", after_phrase))
+        after_phrase = f.text[relation[1].end() :]
+        anchor = (
+            after_phrase.rpartition(":")[2] if ":" in after_phrase else _ORDER_FIRST.sub(" ", _ORDER_LAST.sub(" ", after_phrase))
+        )
         out.anchor = " ".join(_DID_THIS.sub(" ", anchor).strip(" ?.!").split())
     elif out.order:
         out.anchor = out.focus

@@ -54,18 +54,28 @@ class Records(Strategy):
         cos_o = dict(memory.dense(OBJECT_SPACE, object_vector, len(rows), in_pool))
         cos_a = dict(memory.dense(ACTION_SPACE, action_vector, len(rows), in_pool))
         importance = {int(r): _importance(catalog, r) for r in rows}
-        scored = sorted(((int(r), self._score(cos_o.get(int(r), 0.0), cos_a.get(int(r), 0.0), importance[int(r)])) for r in rows),
-                        key=lambda x: (-x[1], x[0]))
-        entries = [catalog.evidence(row, score, self.name, scores={"object": cos_o.get(row, 0.0), "action": cos_a.get(row, 0.0),
-                                                                     "importance": importance[row]})
-                   for row, score in scored[: max(settings.records_top_k, query.k)]]
+        scored = sorted(
+            ((int(r), self._score(cos_o.get(int(r), 0.0), cos_a.get(int(r), 0.0), importance[int(r)])) for r in rows),
+            key=lambda x: (-x[1], x[0]),
+        )
+        entries = [
+            catalog.evidence(
+                row,
+                score,
+                self.name,
+                scores={"object": cos_o.get(row, 0.0), "action": cos_a.get(row, 0.0), "importance": importance[row]},
+            )
+            for row, score in scored[: max(settings.records_top_k, query.k)]
+        ]
         cues = cue_words(qa.focus or query.question)
         members = self._in_window(query, self._ranked_members(entries, cutoff, cues, object_vector, action_vector))
         if qa.order in ("first", "last"):
             head = entries[: settings.records_top_k]
             occurrence = self._occurrence(query, head, cutoff)
             if not occurrence:  # no member holds the event's words: the earliest (latest) of the top entries' first
-                in_head = sorted((ev for ev, entry in members if entry < len(head)), key=lambda ev: ev.start, reverse=qa.order == "last")
+                in_head = sorted(
+                    (ev for ev, entry in members if entry < len(head)), key=lambda ev: ev.start, reverse=qa.order == "last"
+                )
                 return _unique(in_head + [ev for ev, entry in members if entry >= len(head)])[: query.k]
             return _unique(occurrence + [ev for ev, _ in members])[: query.k]
         return _unique([ev for ev, _ in members])[: query.k]
@@ -90,8 +100,9 @@ class Records(Strategy):
             return [{"record": entry.unit_id, "start": entry.start, "end": entry.end, "text": entry.text}]
         return [m for m in members if m["start"] < cutoff]
 
-    def _ranked_members(self, entries: list[Evidence], cutoff: float, cues: frozenset[str], object_vector: np.ndarray,
-                        action_vector: np.ndarray) -> list[tuple[Evidence, int]]:
+    def _ranked_members(
+        self, entries: list[Evidence], cutoff: float, cues: frozenset[str], object_vector: np.ndarray, action_vector: np.ndarray
+    ) -> list[tuple[Evidence, int]]:
         """Each entry's members before the cutoff as evidence of their own, paired with their entry's
         place, in the order the module docstring gives. A bare record stays as it is."""
         catalog = self.memory.catalog()
@@ -109,12 +120,23 @@ class Records(Strategy):
             if not rows or rows == [catalog.row(entry.unit_id)]:
                 ranked.append((cue_coverage(cues, entry.text), 0, place, entry))
                 continue
-            own = {r: {"object": cos_o.get(r, 0.0), "action": cos_a.get(r, 0.0), "importance": _importance(catalog, r)} for r in rows}
+            own = {
+                r: {"object": cos_o.get(r, 0.0), "action": cos_a.get(r, 0.0), "importance": _importance(catalog, r)} for r in rows
+            }
             held = {r: cue_coverage(cues, catalog.text[r]) for r in rows}
-            order = sorted(rows, key=lambda r: (-held[r], -self._score(own[r]["object"], own[r]["action"], own[r]["importance"]),
-                                                -catalog.start[r], r))
-            ranked += [(held[r], turn, place, catalog.evidence(r, entry.score, self.name, scores={"entry": entry.score, **own[r]}))
-                       for turn, r in enumerate(order)]
+            order = sorted(
+                rows,
+                key=lambda r: (
+                    -held[r],
+                    -self._score(own[r]["object"], own[r]["action"], own[r]["importance"]),
+                    -catalog.start[r],
+                    r,
+                ),
+            )
+            ranked += [
+                (held[r], turn, place, catalog.evidence(r, entry.score, self.name, scores={"entry": entry.score, **own[r]}))
+                for turn, r in enumerate(order)
+            ]
         ranked.sort(key=lambda x: (-x[0], x[1], x[2]))
         return [(ev, place) for _, _, place, ev in ranked]
 

@@ -14,8 +14,9 @@ from egodesk.retrieval.records import Records
 from egodesk.retrieval.rerank import Rerank
 from egodesk.retrieval.timeaware import TimeAware
 
-STRATEGIES: dict[str, type[Strategy]] = {cls.name: cls for cls in (
-    Flat, Subchunk, Parent, ParentTime, Hybrid, Rerank, Context, Carve, TimeAware, Records, Auto)}
+STRATEGIES: dict[str, type[Strategy]] = {
+    cls.name: cls for cls in (Flat, Subchunk, Parent, ParentTime, Hybrid, Rerank, Context, Carve, TimeAware, Records, Auto)
+}
 
 
 def strategy_names() -> list[str]:

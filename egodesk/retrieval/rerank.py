@@ -38,10 +38,18 @@ class LLMReranker:
         self.llm = llm
 
     def score(self, question: str, passages: Sequence[str]) -> list[float]:
-        return [self.llm.yes_probability([
-            {"role": "system", "content": JUDGE_PROMPT},
-            {"role": "user", "content": f"Question: {question}\n\nPassage: {passage[:PASSAGE_CHARS]}\n\nDoes the passage help? yes or no."},
-        ]) for passage in passages]
+        return [
+            self.llm.yes_probability(
+                [
+                    {"role": "system", "content": JUDGE_PROMPT},
+                    {
+                        "role": "user",
+                        "content": f"Question: {question}\n\nPassage: {passage[:PASSAGE_CHARS]}\n\nDoes the passage help? yes or no.",
+                    },
+                ]
+            )
+            for passage in passages
+        ]
 
 
 def rerank(ranking: Ranking, text: Callable[[int], str], question: str, reranker: Reranker, cap: int) -> Ranking:

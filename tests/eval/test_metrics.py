@@ -95,7 +95,17 @@ def test_summary_answers_abstention_grounding_tokens_and_categories():
     results = [
         _r(1, "x", retrieval={"hit@5": 1.0}, latency_ms=10, correct=True, abstained=False, grounded=True, tokens=100),
         _r(2, "x", retrieval={"hit@5": 0.0}, latency_ms=20, correct=False, abstained=False, grounded=False, tokens=200),
-        _r(3, "y", unanswerable=True, retrieval={"hit@5": 1.0}, latency_ms=30, correct=True, abstained=True, grounded=False, tokens=300),
+        _r(
+            3,
+            "y",
+            unanswerable=True,
+            retrieval={"hit@5": 1.0},
+            latency_ms=30,
+            correct=True,
+            abstained=True,
+            grounded=False,
+            tokens=300,
+        ),
         _r(4, "y", latency_ms=40, f1=0.5, abstained=True, grounded=False, tokens=400),  # wrongly abstained, no evidence
     ]
     s = summarize(results)

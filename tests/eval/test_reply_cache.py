@@ -29,5 +29,6 @@ def test_anything_that_changes_the_reply_is_asked_again(tmp_path):
     assert len(llm.sent) == 5
     other_model = ScriptedLLM({"answer": "from the other model"})
     other_model.model_id = "another-model"
-    assert ReplyCache(other_model, tmp_path / "replies.sqlite").chat(MESSAGES, max_tokens=50, schema=SCHEMA)[0] == \
-        json.dumps({"answer": "from the other model"})
+    assert ReplyCache(other_model, tmp_path / "replies.sqlite").chat(MESSAGES, max_tokens=50, schema=SCHEMA)[0] == json.dumps(
+        {"answer": "from the other model"}
+    )

@@ -34,7 +34,11 @@ def test_run_eval_retrieval_report_and_library_reuse(bench, tmp_path, embedder, 
     saved = json.loads(report.read_text())
     assert saved["summary"]["hit@1"] == data["summary"]["hit@1"] == 1.0
     assert {"hit@5", "hit@12", "recall@12", "ndcg@5", "latency_p50_ms", "latency_p95_ms"} <= set(saved["summary"])
-    assert saved["summary"]["retrieval_questions"] == 2 and set(saved["by_category"]) == {"last-time", "single-hop", "adversarial"}
+    assert saved["summary"]["retrieval_questions"] == 2 and set(saved["by_category"]) == {
+        "last-time",
+        "single-hop",
+        "adversarial",
+    }
     assert saved["questions"][0]["detail"]["retrieved"][0]["start"] > 0
     assert saved["units"]["caption"] == 4 and saved["units"]["transcript"] == 2
     printed = capsys.readouterr().out
@@ -44,11 +48,22 @@ def test_run_eval_retrieval_report_and_library_reuse(bench, tmp_path, embedder, 
 
 
 def test_run_eval_with_answers_scores_accuracy_f1_abstention(bench, tmp_path, embedder):
-    llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "-", "answer": "From 09:00:30 to 09:00:40"},
-                      {"evidence": ["E1"], "reasoning": "-", "answer": "Pixel"},
-                      {"evidence": [], "reasoning": "-", "answer": "NOT_FOUND"})
-    data = run_eval(bench, "hybrid", k=5, answer=True, library_dir=tmp_path / "lib", embedder=embedder, llm=llm, quiet=True,
-                    settings=Settings())
+    llm = ScriptedLLM(
+        {"evidence": ["E1"], "reasoning": "-", "answer": "From 09:00:30 to 09:00:40"},
+        {"evidence": ["E1"], "reasoning": "-", "answer": "Pixel"},
+        {"evidence": [], "reasoning": "-", "answer": "NOT_FOUND"},
+    )
+    data = run_eval(
+        bench,
+        "hybrid",
+        k=5,
+        answer=True,
+        library_dir=tmp_path / "lib",
+        embedder=embedder,
+        llm=llm,
+        quiet=True,
+        settings=Settings(),
+    )
     s = data["summary"]
     assert s["accuracy"] == 1.0 and s["f1"] == 1.0
     assert s["abstention_precision"] == 1.0 and s["abstention_recall"] == 1.0
@@ -62,22 +77,57 @@ def test_run_eval_with_answers_scores_accuracy_f1_abstention(bench, tmp_path, em
 
 def test_an_interrupted_answering_run_resumes_from_its_report(bench, tmp_path, embedder):
     report = tmp_path / "report.json"
-    replies = [{"evidence": ["E1"], "reasoning": "-", "answer": "From 09:00:30 to 09:00:40"},
-               {"evidence": ["E1"], "reasoning": "-", "answer": "Pixel"},
-               {"evidence": [], "reasoning": "-", "answer": "NOT_FOUND"}]
+    replies = [
+        {"evidence": ["E1"], "reasoning": "-", "answer": "From 09:00:30 to 09:00:40"},
+        {"evidence": ["E1"], "reasoning": "-", "answer": "Pixel"},
+        {"evidence": [], "reasoning": "-", "answer": "NOT_FOUND"},
+    ]
     crashing = ScriptedLLM(replies[0], RuntimeError("the process died here"))
     with pytest.raises(RuntimeError):
-        run_eval(bench, "hybrid", k=5, answer=True, report=report, library_dir=tmp_path / "lib", embedder=embedder,
-                 llm=crashing, quiet=True, settings=Settings())
+        run_eval(
+            bench,
+            "hybrid",
+            k=5,
+            answer=True,
+            report=report,
+            library_dir=tmp_path / "lib",
+            embedder=embedder,
+            llm=crashing,
+            quiet=True,
+            settings=Settings(),
+        )
     assert len(json.loads(report.read_text())["questions"]) == 1  # the checkpoint kept the finished one
     rest = ScriptedLLM(*replies[1:])
-    data = run_eval(bench, "hybrid", k=5, answer=True, report=report, library_dir=tmp_path / "lib", embedder=embedder,
-                    llm=rest, quiet=True, settings=Settings(), resume=True)
+    data = run_eval(
+        bench,
+        "hybrid",
+        k=5,
+        answer=True,
+        report=report,
+        library_dir=tmp_path / "lib",
+        embedder=embedder,
+        llm=rest,
+        quiet=True,
+        settings=Settings(),
+        resume=True,
+    )
     assert len(rest.sent) == 2 and data["summary"]["accuracy"] == 1.0 and data["summary"]["f1"] == 1.0
     assert [q["id"] for q in data["questions"]] == [q["id"] for q in json.loads(report.read_text())["questions"]]
     other = ScriptedLLM(*replies)  # another strategy's report is not this run's: everything is asked again
-    run_eval(bench, "flat", k=5, answer=True, report=report, library_dir=tmp_path / "lib", embedder=embedder,
-             llm=other, quiet=True, settings=Settings(), resume=True, reuse_replies=False)
+    run_eval(
+        bench,
+        "flat",
+        k=5,
+        answer=True,
+        report=report,
+        library_dir=tmp_path / "lib",
+        embedder=embedder,
+        llm=other,
+        quiet=True,
+        settings=Settings(),
+        resume=True,
+        reuse_replies=False,
+    )
     assert len(other.sent) == 3
 
 
@@ -88,21 +138,51 @@ class SlowScriptedLLM(ScriptedLLM):
 
 
 def test_a_prompt_answered_before_is_answered_from_the_reply_cache_with_its_original_cost(bench, tmp_path, embedder):
-    replies = [{"evidence": ["E1"], "reasoning": "-", "answer": "From 09:00:30 to 09:00:40"},
-               {"evidence": ["E1"], "reasoning": "-", "answer": "Pixel"},
-               {"evidence": [], "reasoning": "-", "answer": "NOT_FOUND"}]
-    first = run_eval(bench, "hybrid", k=5, answer=True, library_dir=tmp_path / "lib", embedder=embedder,
-                     llm=SlowScriptedLLM(*replies), quiet=True, settings=Settings())
+    replies = [
+        {"evidence": ["E1"], "reasoning": "-", "answer": "From 09:00:30 to 09:00:40"},
+        {"evidence": ["E1"], "reasoning": "-", "answer": "Pixel"},
+        {"evidence": [], "reasoning": "-", "answer": "NOT_FOUND"},
+    ]
+    first = run_eval(
+        bench,
+        "hybrid",
+        k=5,
+        answer=True,
+        library_dir=tmp_path / "lib",
+        embedder=embedder,
+        llm=SlowScriptedLLM(*replies),
+        quiet=True,
+        settings=Settings(),
+    )
     silent = ScriptedLLM()  # any call would fail: it has no replies
-    again = run_eval(bench, "hybrid", k=5, answer=True, library_dir=tmp_path / "lib", embedder=embedder, llm=silent,
-                     quiet=True, settings=Settings())
+    again = run_eval(
+        bench,
+        "hybrid",
+        k=5,
+        answer=True,
+        library_dir=tmp_path / "lib",
+        embedder=embedder,
+        llm=silent,
+        quiet=True,
+        settings=Settings(),
+    )
     assert silent.sent == [] and first["replies_reused"] == 0 and again["replies_reused"] == 3
     assert [q["detail"]["answer"] for q in again["questions"]] == [q["detail"]["answer"] for q in first["questions"]]
     assert again["summary"]["accuracy"] == first["summary"]["accuracy"] == 1.0
     assert all(q["answer_ms"] >= 50 for q in again["questions"])  # the model's time, not the lookup's
     fresh = ScriptedLLM(*replies)
-    run_eval(bench, "hybrid", k=5, answer=True, library_dir=tmp_path / "lib", embedder=embedder, llm=fresh,
-             quiet=True, settings=Settings(), reuse_replies=False)
+    run_eval(
+        bench,
+        "hybrid",
+        k=5,
+        answer=True,
+        library_dir=tmp_path / "lib",
+        embedder=embedder,
+        llm=fresh,
+        quiet=True,
+        settings=Settings(),
+        reuse_replies=False,
+    )
     assert len(fresh.sent) == 3
 
 
@@ -116,18 +196,42 @@ def test_llm_memories_are_built_for_the_questions_sources_only(bench, tmp_path, 
     from tests.memory.test_forget_records import NarrationReader
 
     library = tmp_path / "lib"
-    data = run_eval(bench, "records", k=5, limit=1, library_dir=library, embedder=embedder, llm=NarrationReader(),
-                    memories=("records",), quiet=True)
+    data = run_eval(
+        bench,
+        "records",
+        k=5,
+        limit=1,
+        library_dir=library,
+        embedder=embedder,
+        llm=NarrationReader(),
+        memories=("records",),
+        quiet=True,
+    )
     assert data["memories"]["records"]["footage"] == 1 and data["memories"]["records"]["clips_built"] == 4
     assert data["summary"]["hit@5"] == 1.0 and data["questions"][0]["detail"]["retrieved"]
     store = Store(library / "library.sqlite")
     with store.session() as s:
-        per_source = dict(s.execute(select(Footage.title, func.count(Unit.id)).join(Unit, Unit.footage_id == Footage.id)
-                                    .where(Unit.kind == RECORD).group_by(Footage.title)).all())
+        per_source = dict(
+            s.execute(
+                select(Footage.title, func.count(Unit.id))
+                .join(Unit, Unit.footage_id == Footage.id)
+                .where(Unit.kind == RECORD)
+                .group_by(Footage.title)
+            ).all()
+        )
     store.close()
     assert per_source == {"s1": 4}
-    again = run_eval(bench, "records", k=5, limit=1, library_dir=library, embedder=embedder, llm=NarrationReader(),
-                     memories=("records",), quiet=True)
+    again = run_eval(
+        bench,
+        "records",
+        k=5,
+        limit=1,
+        library_dir=library,
+        embedder=embedder,
+        llm=NarrationReader(),
+        memories=("records",),
+        quiet=True,
+    )
     assert again["memories"]["records"]["clips_built"] == 0
     assert again["questions"][0]["detail"]["retrieved"] == data["questions"][0]["detail"]["retrieved"]
 
@@ -139,6 +243,7 @@ def test_a_strategy_whose_memory_is_not_built_is_refused_not_scored_zero(bench, 
 
 def test_the_rerank_strategy_is_evaluated_with_the_llm_judge(bench, tmp_path, embedder):
     """Retrieval-only eval of `rerank` still needs the LLM (it judges the candidates); the run names it."""
+
     class Judge:
         model_id = "judge"
         asked = 0
@@ -158,12 +263,32 @@ def test_the_eval_command_shows_its_progress_then_the_table(bench, tmp_path):
     import subprocess
     import sys
 
-    result = subprocess.run([sys.executable, "-m", "egodesk", "eval", str(bench), "--strategy", "hybrid", "--k", "5",
-                             "--scratch", str(tmp_path / "lib")], capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "egodesk",
+            "eval",
+            str(bench),
+            "--strategy",
+            "hybrid",
+            "--k",
+            "5",
+            "--scratch",
+            str(tmp_path / "lib"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     assert "parent-child" in result.stderr and "questions" in result.stderr and "3/3" in result.stderr
     assert "footage None" not in result.stderr  # the questions' bar is the run's, named by its stage alone
     assert "tiny-bench  strategy=hybrid  k=5  questions=3" in result.stdout and "hit@5" in result.stdout
-    missing = subprocess.run([sys.executable, "-m", "egodesk", "eval", str(tmp_path / "nowhere"), "--scratch", str(tmp_path / "lib")],
-                             capture_output=True, text=True, timeout=120)
+    missing = subprocess.run(
+        [sys.executable, "-m", "egodesk", "eval", str(tmp_path / "nowhere"), "--scratch", str(tmp_path / "lib")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert missing.returncode == 2 and missing.stderr.startswith("error: ") and "Traceback" not in missing.stderr

@@ -8,9 +8,11 @@ from benchmarks.strategy_table import ANSWER_COLUMNS, RETRIEVAL_COLUMNS, strateg
 from egodesk.core.settings import Settings
 from egodesk.eval.runner import run_eval
 
-REPLIES = {"take paper": {"evidence": ["E1"], "reasoning": "-", "answer": "From 09:00:30 to 09:00:40"},
-           "Ana's cat": {"evidence": ["E1"], "reasoning": "-", "answer": "Pixel"},
-           "Ben's parrot": {"evidence": [], "reasoning": "-", "answer": "NOT_FOUND"}}
+REPLIES = {
+    "take paper": {"evidence": ["E1"], "reasoning": "-", "answer": "From 09:00:30 to 09:00:40"},
+    "Ana's cat": {"evidence": ["E1"], "reasoning": "-", "answer": "Pixel"},
+    "Ben's parrot": {"evidence": [], "reasoning": "-", "answer": "NOT_FOUND"},
+}
 
 
 class QuestionLLM:
@@ -40,8 +42,17 @@ def test_answered_table_rows_are_the_runs_summaries_and_resume_from_reports(benc
     llm = QuestionLLM()
     run = functools.partial(run_eval, library_dir=tmp_path / "lib", embedder=embedder, llm=llm, settings=Settings())
     echoed = []
-    table = rows(strategy_table([str(bench)], ["hybrid", "timeaware"], answer=True, answer_k=5, reports=tmp_path / "reports",
-                                run=run, echo=echoed.append))
+    table = rows(
+        strategy_table(
+            [str(bench)],
+            ["hybrid", "timeaware"],
+            answer=True,
+            answer_k=5,
+            reports=tmp_path / "reports",
+            run=run,
+            echo=echoed.append,
+        )
+    )
     assert set(table) == {"hybrid@tiny-bench", "timeaware@tiny-bench"} and len(echoed) == 4
     for strategy in ("hybrid", "timeaware"):
         row = table[f"{strategy}@tiny-bench"]
@@ -53,8 +64,16 @@ def test_answered_table_rows_are_the_runs_summaries_and_resume_from_reports(benc
     uncached = functools.partial(run, reuse_replies=False)  # so only the report can spare the model
     for resume, asked in ((True, 0), (False, 3)):
         before = llm.asked
-        strategy_table([str(bench)], ["hybrid"], answer=True, answer_k=5, reports=tmp_path / "reports", resume=resume,
-                       run=uncached, echo=echoed.append)
+        strategy_table(
+            [str(bench)],
+            ["hybrid"],
+            answer=True,
+            answer_k=5,
+            reports=tmp_path / "reports",
+            resume=resume,
+            run=uncached,
+            echo=echoed.append,
+        )
         assert llm.asked - before == asked
 
 

@@ -35,18 +35,27 @@ REPO = Path(__file__).resolve().parents[2]
 FAULT_ENVS = ("EGODESK_KILL_AT", "EGODESK_STOP_AT", "EGODESK_ENOSPC_AT")
 # 2 s clips of a 4 s video (two clips: two units of every per-clip stage, two LLM batches each).
 SETTINGS_ENV = {
-    "EGODESK_CLIP_SECONDS": "2", "EGODESK_FRAMES_PER_CLIP": "3", "EGODESK_KEYFRAMES_PER_CLIP": "2",
-    "EGODESK_ASR_MODEL": "asr-lite", "EGODESK_THREADS": "2",
-    "EGODESK_MEMORY_RECORDS": "true", "EGODESK_MEMORY_ATOMIC": "true",
-    "EGODESK_RECORDS_BATCH_SIZE": "1", "EGODESK_ATOMIC_BATCH_SIZE": "1",
-    "EGODESK_LLM_BACKEND": "server", "EGODESK_SERVER_TIMEOUT_S": "30",
+    "EGODESK_CLIP_SECONDS": "2",
+    "EGODESK_FRAMES_PER_CLIP": "3",
+    "EGODESK_KEYFRAMES_PER_CLIP": "2",
+    "EGODESK_ASR_MODEL": "asr-lite",
+    "EGODESK_THREADS": "2",
+    "EGODESK_MEMORY_RECORDS": "true",
+    "EGODESK_MEMORY_ATOMIC": "true",
+    "EGODESK_RECORDS_BATCH_SIZE": "1",
+    "EGODESK_ATOMIC_BATCH_SIZE": "1",
+    "EGODESK_LLM_BACKEND": "server",
+    "EGODESK_SERVER_TIMEOUT_S": "30",
 }
-ADD_SCRIPT = ("import sys; from egodesk.pipeline.library import Library; lib = Library(sys.argv[1]); "
-              "report = lib.add([sys.argv[2]]); lib.close(); sys.exit(1 if report.errors else 0)")
+ADD_SCRIPT = (
+    "import sys; from egodesk.pipeline.library import Library; lib = Library(sys.argv[1]); "
+    "report = lib.add([sys.argv[2]]); lib.close(); sys.exit(1 if report.errors else 0)"
+)
 RUN_TIMEOUT_S = 300
 
 
 # ------------------------------------------------------------------------------------------ the LLM
+
 
 class FakeLLMServer:
     """/v1/chat/completions answering the records and atomic schemas from the numbered entries of the
@@ -64,8 +73,9 @@ class FakeLLMServer:
                 owner.requests += 1
                 garbage = owner.good_replies is not None and owner.requests > owner.good_replies
                 content = "Sorry, I cannot help with that." if garbage else json.dumps(_reply(body))
-                data = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}],
-                                   "usage": {"prompt_tokens": 10}}).encode()
+                data = json.dumps(
+                    {"choices": [{"message": {"role": "assistant", "content": content}}], "usage": {"prompt_tokens": 10}}
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -92,21 +102,39 @@ def _reply(body: dict) -> dict:
     schema = (body.get("response_format") or {}).get("schema") or {}
     props = schema.get("properties", {})
     entries = dict(re.findall(r"^(\d+)\. (.*)$", body["messages"][-1]["content"], re.M))
-    words = {int(i): [w.lower() for w in re.findall(r"[A-Za-z]{4,}", text) if w.lower() not in ("wearer", "speech")] or ["nothing"]
-             for i, text in entries.items()}
+    words = {
+        int(i): [w.lower() for w in re.findall(r"[A-Za-z]{4,}", text) if w.lower() not in ("wearer", "speech")] or ["nothing"]
+        for i, text in entries.items()
+    }
     if "records" in props:
         ids = props["records"]["items"]["properties"]["id"]["enum"]
-        return {"records": [r for i in ids for r in ({"id": i, "action": "see", "object": words.get(i, ["room"])[0]},
-                                                      {"id": i, "action": "hear", "object": words.get(i, ["room"])[-1]})]}
+        return {
+            "records": [
+                r
+                for i in ids
+                for r in (
+                    {"id": i, "action": "see", "object": words.get(i, ["room"])[0]},
+                    {"id": i, "action": "hear", "object": words.get(i, ["room"])[-1]},
+                )
+            ]
+        }
     if "statements" in props:
         ids = props["statements"]["items"]["properties"]["ids"]["items"]["enum"]
-        return {"statements": [s for i in ids for s in (
-            {"view": "action", "text": f"I look at the {words.get(i, ['room'])[0]}.", "ids": [i]},
-            {"view": "activity", "text": f"I walk past the {words.get(i, ['room'])[-1]}.", "ids": [i]})]}
+        return {
+            "statements": [
+                s
+                for i in ids
+                for s in (
+                    {"view": "action", "text": f"I look at the {words.get(i, ['room'])[0]}.", "ids": [i]},
+                    {"view": "activity", "text": f"I walk past the {words.get(i, ['room'])[-1]}.", "ids": [i]},
+                )
+            ]
+        }
     return {"answer": "not found", "evidence": [], "reasoning": ""}
 
 
 # ---------------------------------------------------------------------------------------- processes
+
 
 def fault_env(llm_url: str, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in FAULT_ENVS}
@@ -162,8 +190,11 @@ def add(root: Path, media: Path, env: dict[str, str], on_stop=None) -> Ran:
 
 
 def worker(root: Path, env: dict[str, str], on_stop=None, retry_failed: bool = False) -> Ran:
-    return run([sys.executable, "-m", "egodesk.pipeline.worker", "--library", str(root)]
-               + (["--retry-failed"] if retry_failed else []), env, on_stop)
+    return run(
+        [sys.executable, "-m", "egodesk.pipeline.worker", "--library", str(root)] + (["--retry-failed"] if retry_failed else []),
+        env,
+        on_stop,
+    )
 
 
 def has_footage(root: Path) -> bool:
@@ -185,6 +216,7 @@ def import_and_index(root: Path, media: Path, env: dict[str, str], on_stop=None)
 
 
 # ------------------------------------------------------------------------------------- copies
+
 
 def copy_library(root: Path, dest: Path) -> Path:
     """A crash-consistent copy, also of a library a stopped process is writing: files as they are,
@@ -218,7 +250,10 @@ def snapshot(root: Path) -> dict:
     roots = [origin_file.read_text(), str(root)] if origin_file.exists() else [str(root)]
     snap: dict = {}
     with _connect(root / "library.sqlite") as con:
-        tables = [r[0] for r in con.execute("select name from sqlite_master where type='table' and name not like 'sqlite_%' order by name")]
+        tables = [
+            r[0]
+            for r in con.execute("select name from sqlite_master where type='table' and name not like 'sqlite_%' order by name")
+        ]
         for table in tables:
             skip = VOLATILE | VOLATILE_BY_TABLE.get(table, set())
             cols = [r[1] for r in con.execute(f"pragma table_info({table})") if r[1] not in skip]
@@ -251,15 +286,24 @@ def _kept_file(rel: Path) -> bool:
 
 def _served_labels(root: Path, con: sqlite3.Connection) -> dict[str, list[int]]:
     out = {}
-    spaces = {r[0] for r in con.execute("select distinct space from vector")} | {r[0] for r in con.execute("select name from index_info")}
+    spaces = {r[0] for r in con.execute("select distinct space from vector")} | {
+        r[0] for r in con.execute("select name from index_info")
+    }
     for space in sorted(spaces):
-        ids = np.array([r[0] for r in con.execute("select unit_id from vector where space = ? order by unit_id", (space,))], dtype=np.int64)
+        ids = np.array(
+            [r[0] for r in con.execute("select unit_id from vector where space = ? order by unit_id", (space,))], dtype=np.int64
+        )
         row = con.execute("select dim, model_id, count, file, sha256 from index_info where name = ?", (space,)).fetchone()
         stored_dim = con.execute("select length(data) / 4 from vector where space = ? limit 1", (space,)).fetchone()
         served = ids.tolist()
         if row is not None and row[3]:
-            reason, index, dead = indexfile.verify(root / "indices" / row[3], root / "indices" / f"{space}.json",
-                                                   indexfile.Manifest(*row), ids, stored_dim[0] if stored_dim else None)
+            reason, index, dead = indexfile.verify(
+                root / "indices" / row[3],
+                root / "indices" / f"{space}.json",
+                indexfile.Manifest(*row),
+                ids,
+                stored_dim[0] if stored_dim else None,
+            )
             if reason is None:  # trusted as it is: then it must hold exactly the stored vectors
                 served = sorted(set(index.get_ids_list()) - set(dead))
                 assert served == ids.tolist(), f"{root}: index {space} is trusted but its labels differ from its Vector rows"
@@ -311,13 +355,36 @@ POINTS_BY_STAGE = {
     "keyframes": ["keyframes:start", "keyframes:1", "keyframes:commit"],
     "ocr": ["ocr:start", "ocr:1", "ocr:2", "ocr:commit"],
     "captions": ["captions:start", "captions:1", "captions:2", "captions:commit"],
-    "memory-parent": ["memory-parent:start", "index-save:caption", "index-save:transcript", "index-save:subchunk",
-                      "memory-parent:commit"],
-    "memory-visual": ["memory-visual:start", "index-save:visual-frame", "index-save:visual-clip", "index-save:visual-text", "memory-visual:commit"],
-    "memory-records": ["memory-records:start", "imprint:batch1", "imprint:batch2", "index-save:record-object",
-                       "index-save:record-action", "memory-records:commit"],
-    "memory-atomic": ["memory-atomic:start", "egocite:batch1", "egocite:batch2", "index-save:atomic-action",
-                      "index-save:atomic-activity", "memory-atomic:commit"],
+    "memory-parent": [
+        "memory-parent:start",
+        "index-save:caption",
+        "index-save:transcript",
+        "index-save:subchunk",
+        "memory-parent:commit",
+    ],
+    "memory-visual": [
+        "memory-visual:start",
+        "index-save:visual-frame",
+        "index-save:visual-clip",
+        "index-save:visual-text",
+        "memory-visual:commit",
+    ],
+    "memory-records": [
+        "memory-records:start",
+        "imprint:batch1",
+        "imprint:batch2",
+        "index-save:record-object",
+        "index-save:record-action",
+        "memory-records:commit",
+    ],
+    "memory-atomic": [
+        "memory-atomic:start",
+        "egocite:batch1",
+        "egocite:batch2",
+        "index-save:atomic-action",
+        "index-save:atomic-activity",
+        "memory-atomic:commit",
+    ],
 }
 ALL_POINTS = [p for points in POINTS_BY_STAGE.values() for p in points]
 

@@ -46,8 +46,11 @@ def test_wrong_sha256_fails_the_stage_by_name_then_resumes(tmp_path, reference, 
     assert "./setup.sh" in error and "egodesk models install" in error  # the fix
     assert "failed: ModelMissing: model 'embedder'" in ran.out
     after = snapshot(root)
-    assert_same({k: v for k, v in after.items() if k != "job"}, {k: v for k, v in before.items() if k != "job"},
-                "after the refused model vs before it")
+    assert_same(
+        {k: v for k, v in after.items() if k != "job"},
+        {k: v for k, v in before.items() if k != "job"},
+        "after the refused model vs before it",
+    )
 
     shutil.rmtree(models)
     ran = worker(root, fault_env(llm_server.url), retry_failed=True)

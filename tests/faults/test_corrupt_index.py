@@ -44,8 +44,9 @@ def other_dimension(path):
     path.with_suffix(".json").write_text(json.dumps({**labels, "dim": 16}))
 
 
-@pytest.mark.parametrize("tamper, reason", [(truncated, "checksum mismatch"), (garbage, "checksum mismatch"),
-                                            (other_dimension, "checksum mismatch")])
+@pytest.mark.parametrize(
+    "tamper, reason", [(truncated, "checksum mismatch"), (garbage, "checksum mismatch"), (other_dimension, "checksum mismatch")]
+)
 def test_corrupt_index_is_rebuilt_from_sqlite_and_logged(tmp_path, reference, caplog, tamper, reason):
     root = copy_library(reference.root, tmp_path / "lib")
     tamper(root / "indices" / f"{SPACE}.hnsw")
@@ -58,8 +59,10 @@ def test_corrupt_index_is_rebuilt_from_sqlite_and_logged(tmp_path, reference, ca
             hits = manager.search(SPACE, matrix, 1)
         assert [h[0][0] for h in hits] == ids.tolist()  # every stored vector finds itself
         lines = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "egodesk.memory.indices"]
-        assert any(level == logging.WARNING and f"index {SPACE}: {reason}" in text and f"rebuilt from {len(ids)} vectors" in text
-                   for level, text in lines), lines
+        assert any(
+            level == logging.WARNING and f"index {SPACE}: {reason}" in text and f"rebuilt from {len(ids)} vectors" in text
+            for level, text in lines
+        ), lines
         caplog.clear()
         manager.save()
         with caplog.at_level(logging.INFO, logger="egodesk.memory.indices"):

@@ -29,7 +29,9 @@ def small_disk(tmp_path):
     mount.mkdir()
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)], capture_output=True, text=True)
     if done.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here ({done.stderr.strip() or done.returncode}); the injected cases cover ENOSPC")
+        pytest.skip(
+            f"cannot mount a small tmpfs here ({done.stderr.strip() or done.returncode}); the injected cases cover ENOSPC"
+        )
     yield mount
     subprocess.run(["umount", "-l", str(mount)], check=True)
 
@@ -77,7 +79,9 @@ def test_real_full_disk_during_keyframes(small_disk, reference, llm_server):
     root = reference.copy_at("keyframes:start", small_disk / "lib")
     before = snapshot(root)
     filled: list[Path] = []
-    ran = worker(root, fault_env(llm_server.url, EGODESK_STOP_AT="keyframes:start"), on_stop=lambda: filled.append(fill(small_disk)))
+    ran = worker(
+        root, fault_env(llm_server.url, EGODESK_STOP_AT="keyframes:start"), on_stop=lambda: filled.append(fill(small_disk))
+    )
     assert filled, ran
     assert ran.code in (0, 1) and "disk is full" in ran.out + ran.err and "Traceback" not in ran.err, ran
     check_usable_and_intact(root, before, "keyframes")
@@ -88,10 +92,13 @@ def test_real_full_disk_during_keyframes(small_disk, reference, llm_server):
     assert_same(snapshot(root), reference.final, "resumed after the full disk vs the uninterrupted run")
 
 
-@pytest.mark.parametrize("start, point, stage", [
-    ("keyframes:start", "keyframes:commit", "keyframes"),  # the stage's rows in its open transaction
-    ("memory-parent:start", "index-save:caption", "memory-parent"),  # an index file, its units committed
-])
+@pytest.mark.parametrize(
+    "start, point, stage",
+    [
+        ("keyframes:start", "keyframes:commit", "keyframes"),  # the stage's rows in its open transaction
+        ("memory-parent:start", "index-save:caption", "memory-parent"),  # an index file, its units committed
+    ],
+)
 def test_injected_enospc(tmp_path, reference, llm_server, start, point, stage):
     root = reference.copy_at(start, tmp_path / "lib")
     before = snapshot(root) if point.endswith(":commit") else snapshot(reference.copies[point])

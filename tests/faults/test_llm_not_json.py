@@ -69,8 +69,11 @@ def test_memory_build_fails_the_job_and_keeps_its_committed_batches(tmp_path, re
     assert job_states(root)["memory-atomic"][0] == "pending"  # later stages wait for it
     # exactly the library of the uninterrupted run once its first batch had committed
     at_batch2 = snapshot(reference.copies["imprint:batch2"])
-    assert_same({k: v for k, v in snapshot(root).items() if k != "job"}, {k: v for k, v in at_batch2.items() if k != "job"},
-                "after the failed build vs the uninterrupted run after its first batch")
+    assert_same(
+        {k: v for k, v in snapshot(root).items() if k != "job"},
+        {k: v for k, v in at_batch2.items() if k != "job"},
+        "after the failed build vs the uninterrupted run after its first batch",
+    )
 
     flaky_llm.fail_after(None)
     ran = worker(root, fault_env(flaky_llm.url), retry_failed=True)

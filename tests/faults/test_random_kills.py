@@ -78,8 +78,9 @@ def test_restart_after_the_kills_equals_the_uninterrupted_run(chain, reference, 
     try:  # what the app loads: every index file saved again, trusted as it is, serving its stored vectors
         manager = IndexManager(store, chain / "indices")
         with caplog.at_level(logging.DEBUG, logger="egodesk.memory.indices"):
-            assert {space: manager.count(space) for space in final["index labels"]} == \
-                {space: len(labels) for space, labels in final["index labels"].items()}
+            assert {space: manager.count(space) for space in final["index labels"]} == {
+                space: len(labels) for space, labels in final["index labels"].items()
+            }
         assert not caplog.records, [r.getMessage() for r in caplog.records]  # no rebuild was needed
     finally:
         store.close()

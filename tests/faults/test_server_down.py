@@ -60,7 +60,9 @@ def test_captioner_server_down_fails_at_once():
 
 
 def test_captioner_server_that_hangs_times_out(hanging_url):
-    error, seconds = timed(lambda: ServerCaptioner(hanging_url, timeout=TIMEOUT_S).caption(ClipContext(0.0, 2.0, transcript="hello")))
+    error, seconds = timed(
+        lambda: ServerCaptioner(hanging_url, timeout=TIMEOUT_S).caption(ClipContext(0.0, 2.0, transcript="hello"))
+    )
     assert f"{hanging_url}/chat/completions: no answer within 1 s" in str(error)
     assert TIMEOUT_S <= seconds < TIMEOUT_S + 4
 

@@ -21,7 +21,7 @@ def app_state(monkeypatch):
 
 def test_main_window_opens_on_an_empty_library(qtbot, library, qapp):
     apply_style(qapp)
-    assert "QFrame[chip=\"true\"]" in qapp.styleSheet()
+    assert 'QFrame[chip="true"]' in qapp.styleSheet()
     window = MainWindow()  # the library EGODESK_HOME names
     qtbot.addWidget(window)
     window.show()

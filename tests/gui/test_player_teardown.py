@@ -29,7 +29,11 @@ def test_closing_footage_again_and_again_never_hangs(video_library):
     video_library.close()  # the child opens the library itself
     done = subprocess.run(
         [sys.executable, "-m", "tests.gui.open_close_cycles", str(video_library.paths.root), str(CYCLES), str(WAIT_MS)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"cycles {CYCLES}" in done.stdout

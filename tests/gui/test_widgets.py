@@ -85,8 +85,16 @@ def test_timeline_zooms_from_seconds_to_a_day_around_the_cursor(timeline):
 
 
 def test_timeline_wheel_zooms_in(timeline):
-    event = QWheelEvent(QPointF(GUTTER + 300, 50), QPointF(GUTTER + 300, 50), QPoint(0, 0), QPoint(0, 120),
-                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    event = QWheelEvent(
+        QPointF(GUTTER + 300, 50),
+        QPointF(GUTTER + 300, 50),
+        QPoint(0, 0),
+        QPoint(0, 120),
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
     timeline.wheelEvent(event)
     assert timeline.view[1] - timeline.view[0] == pytest.approx(48)
 
@@ -101,9 +109,14 @@ def test_memory_browser_shows_the_moment_and_lines_seek(qtbot):
     qtbot.addWidget(browser)
     browser.show()
     memory = SimpleNamespace(
-        start=T0, end=T0 + 15, caption="I walk past a bakery.",
+        start=T0,
+        end=T0 + 15,
+        caption="I walk past a bakery.",
         transcript=[(T0 + 2, T0 + 4, "Katrina", "the packages are outside"), (T0 + 6, T0 + 8, "", "thanks")],
-        tags=[("bakery", 0.81)], ocr="OPEN", records=["I walk past bakery"], statements=[],
+        tags=[("bakery", 0.81)],
+        ocr="OPEN",
+        records=["I walk past bakery"],
+        statements=[],
     )
     browser.show_memory(memory, key=(1, 0))
     assert browser.transcript.count() == 2 and "Katrina: the packages are outside" in browser.transcript.item(0).text()

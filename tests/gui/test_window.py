@@ -21,9 +21,20 @@ def walk_footage(window):
 
 def answer_about(footage, ranges: list[tuple[float, float]]) -> Answer:
     evidence = [
-        Evidence(unit_id=100 + i, footage_id=footage.id, source=footage.title, start=footage.start + a, end=footage.start + b,
-                 text=f"I walk along the path (part {i + 1}).", score=0.9 - i / 10, strategy="parent", view="caption",
-                 ranks={"dense": i + 1}, scores={"dense": 0.8 - i / 10}, offset=a)
+        Evidence(
+            unit_id=100 + i,
+            footage_id=footage.id,
+            source=footage.title,
+            start=footage.start + a,
+            end=footage.start + b,
+            text=f"I walk along the path (part {i + 1}).",
+            score=0.9 - i / 10,
+            strategy="parent",
+            view="caption",
+            ranks={"dense": i + 1},
+            scores={"dense": 0.8 - i / 10},
+            offset=a,
+        )
         for i, (a, b) in enumerate(ranges)
     ]
     return Answer(question="where did I walk?", text="Along a path by the sea.", evidence=evidence, cited=[100], tokens=321)
@@ -41,7 +52,9 @@ def test_settings_dialog_changes_the_strategy_and_it_persists(qtbot, window):
     dialog = window.open_settings()
     assert isinstance(dialog, SettingsDialog)
     strategy = dialog.findChild(QComboBox, "setting-strategy")
-    assert {"auto", "parent", "hybrid", "carve", "records", "timeaware"} <= {strategy.itemText(i) for i in range(strategy.count())}
+    assert {"auto", "parent", "hybrid", "carve", "records", "timeaware"} <= {
+        strategy.itemText(i) for i in range(strategy.count())
+    }
     strategy.setCurrentText("hybrid")
     qtbot.mouseClick(dialog.buttons.button(dialog.buttons.StandardButton.Ok), Qt.MouseButton.LeftButton)
     assert window.library.settings.strategy == "hybrid"
@@ -69,8 +82,10 @@ def test_player_loads_the_real_video_and_seeks_within_a_frame(qtbot, window):
     assert abs(player.fps - 30000 / 1001) < 0.01 and abs(player.duration() - 10.5) < 0.1
     for target in (2.0, 7.345, 0.5):
         player.seek_moment(target)
-        qtbot.waitUntil(lambda target=target: player.frame_time is not None and abs(player.frame_time - target) <= 1 / player.fps,
-                        timeout=WAIT_MS)
+        qtbot.waitUntil(
+            lambda target=target: player.frame_time is not None and abs(player.frame_time - target) <= 1 / player.fps,
+            timeout=WAIT_MS,
+        )
     shown = player.frame_time
     player.step(1)
     qtbot.waitUntil(lambda: abs(player.frame_time - (shown + 1 / player.fps)) < 0.002, timeout=WAIT_MS)
@@ -191,7 +206,9 @@ def test_dropping_files_on_the_window_imports_them(qtbot, window, tmp_path, monk
     monkeypatch.setattr(window, "import_paths", lambda paths: asked.append(paths))
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(tmp_path))])
-    event = QDropEvent(QPointF(100, 100), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    event = QDropEvent(
+        QPointF(100, 100), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    )
     window.dropEvent(event)
     assert asked == [[tmp_path]]
 
@@ -218,7 +235,9 @@ def test_a_folder_with_broken_files_reports_each_with_its_reason(qtbot, library,
     (folder / "broken.mp4").write_bytes(b"not a video at all")
     (folder / "notes.jsonl").write_text(
         '{"id": "1", "source": "kitchen", "start": "2025-03-14T09:30:00", "end": "2025-03-14T09:30:10", '
-        '"kind": "narration", "text": "I take the kettle."}\n{broken line\n', encoding="utf-8")
+        '"kind": "narration", "text": "I take the kettle."}\n{broken line\n',
+        encoding="utf-8",
+    )
     task = window.import_paths([folder])
     problems = {}
     task.partial.connect(lambda _r: problems.update(window.activity_model.problems))

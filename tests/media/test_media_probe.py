@@ -48,8 +48,7 @@ def odd(tmp_path_factory) -> Path:
     """One clip in each of the other supported containers."""
     folder = tmp_path_factory.mktemp("odd")
     src = ["-f", "lavfi", "-i", "testsrc=size=160x120:rate=25", "-t", "1"]
-    for ext, codec in [("mkv", "libx264"), ("webm", "libvpx-vp9"), ("avi", "mpeg4"), ("mov", "libx264"),
-                       ("m4v", "libx264")]:
+    for ext, codec in [("mkv", "libx264"), ("webm", "libvpx-vp9"), ("avi", "mpeg4"), ("mov", "libx264"), ("m4v", "libx264")]:
         ffmpeg(*src, "-c:v", codec, "-pix_fmt", "yuv420p", str(folder / f"clip.{ext}"))
     return folder
 
@@ -102,27 +101,31 @@ def broken(tmp_path_factory) -> Path:
     ffmpeg("-i", str(JFK_AUDIO), "-t", "2", "-c:a", "aac", str(folder / "voice.m4a"))
     ffmpeg("-f", "lavfi", "-i", "testsrc=size=64x48", "-frames:v", "1", str(folder / "photo.jpg"))
     (folder / "photo.mp4").write_bytes((folder / "photo.jpg").read_bytes())
-    ffmpeg("-f", "lavfi", "-i", "testsrc=size=64x48:rate=25", "-t", "1", "-c:v", "libx264", "-f", "h264",
-           str(folder / "raw.h264"))  # a bare stream: no container, no duration
+    ffmpeg(
+        "-f", "lavfi", "-i", "testsrc=size=64x48:rate=25", "-t", "1", "-c:v", "libx264", "-f", "h264", str(folder / "raw.h264")
+    )  # a bare stream: no container, no duration
     (folder / "talk.srt").write_text("1\n00:00:01,000 --> 00:00:02,000\nhello\n", encoding="utf-8")
     return folder
 
 
 @pytest.mark.badinput
-@pytest.mark.parametrize("name, reason", [
-    ("missing.mp4", "file not found"),
-    ("empty.mp4", "empty file (0 bytes)"),
-    ("notes.mp4", "not a media file (it contains text)"),
-    ("noise.bin.mp4", "unknown or unsupported format"),
-    ("cut.mp4", "truncated or corrupt: the MP4/MOV index (moov atom) is missing"),
-    ("garbage.mp4", "no decodable video frames"),
-    ("voice.m4a", "no video stream"),
-    ("photo.jpg", "a still image, not a video"),
-    ("photo.mp4", "a still image, not a video"),
-    ("talk.srt", "not a media file: no audio or video streams"),
-    ("raw.h264", "duration unknown"),
-    (".", "is a folder, not a file"),
-])
+@pytest.mark.parametrize(
+    "name, reason",
+    [
+        ("missing.mp4", "file not found"),
+        ("empty.mp4", "empty file (0 bytes)"),
+        ("notes.mp4", "not a media file (it contains text)"),
+        ("noise.bin.mp4", "unknown or unsupported format"),
+        ("cut.mp4", "truncated or corrupt: the MP4/MOV index (moov atom) is missing"),
+        ("garbage.mp4", "no decodable video frames"),
+        ("voice.m4a", "no video stream"),
+        ("photo.jpg", "a still image, not a video"),
+        ("photo.mp4", "a still image, not a video"),
+        ("talk.srt", "not a media file: no audio or video streams"),
+        ("raw.h264", "duration unknown"),
+        (".", "is a folder, not a file"),
+    ],
+)
 def test_bad_files_are_refused_with_a_reason(broken, name, reason):
     path = broken / name
     with pytest.raises(MediaError) as caught:
@@ -209,6 +212,12 @@ def test_find_media(tmp_path):
         (tmp_path / name).write_bytes(b"x")
     explicit = tmp_path / "notes.txt"
     found = find_media([tmp_path, explicit, tmp_path / "a.mov", tmp_path / "gone.mp4"])
-    assert found == [tmp_path / "a.mov", tmp_path / "b" / "a.mkv", tmp_path / "b" / "clip.MTS",
-                     tmp_path / "b" / "deep" / "z.MP4", explicit, tmp_path / "gone.mp4"]
+    assert found == [
+        tmp_path / "a.mov",
+        tmp_path / "b" / "a.mkv",
+        tmp_path / "b" / "clip.MTS",
+        tmp_path / "b" / "deep" / "z.MP4",
+        explicit,
+        tmp_path / "gone.mp4",
+    ]
     assert {".mp4", ".mov", ".mkv", ".avi", ".m4v", ".webm", ".mts"} == SUPPORTED_EXTENSIONS

@@ -28,22 +28,25 @@ def berlin(monkeypatch):
     time.tzset()
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("DAY1_11094208_composite.mp4", datetime(2024, 3, 5, 11, 9, 42, 80_000)),
-    ("A1_JAKE_DAY3_20371500.mp4", datetime(2024, 3, 5, 20, 37, 15)),
-    ("20240202-110250.mp4", datetime(2024, 2, 2, 11, 2, 50)),
-    ("20240202_110250.mov", datetime(2024, 2, 2, 11, 2, 50)),
-    ("VID_20240202_110250.mp4", datetime(2024, 2, 2, 11, 2, 50)),
-    ("PXL_20240202_110250123.mp4", datetime(2024, 2, 2, 11, 2, 50, 123_000)),
-    ("holiday VID_20231231_235959 (1).mp4", datetime(2023, 12, 31, 23, 59, 59)),
-    ("GX010042.MP4", None),
-    ("GOPR0042.MP4", None),
-    ("DAY1_25094208.mp4", None),  # no 25 o'clock
-    ("20241302_110250.mp4", None),  # no month 13
-    ("19990101_120000.mp4", None),  # an unset clock, not a date
-    ("PXL_20240202_1102501234.mp4", None),  # too many digits to be a time
-    ("walk.mp4", None),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("DAY1_11094208_composite.mp4", datetime(2024, 3, 5, 11, 9, 42, 80_000)),
+        ("A1_JAKE_DAY3_20371500.mp4", datetime(2024, 3, 5, 20, 37, 15)),
+        ("20240202-110250.mp4", datetime(2024, 2, 2, 11, 2, 50)),
+        ("20240202_110250.mov", datetime(2024, 2, 2, 11, 2, 50)),
+        ("VID_20240202_110250.mp4", datetime(2024, 2, 2, 11, 2, 50)),
+        ("PXL_20240202_110250123.mp4", datetime(2024, 2, 2, 11, 2, 50, 123_000)),
+        ("holiday VID_20231231_235959 (1).mp4", datetime(2023, 12, 31, 23, 59, 59)),
+        ("GX010042.MP4", None),
+        ("GOPR0042.MP4", None),
+        ("DAY1_25094208.mp4", None),  # no 25 o'clock
+        ("20241302_110250.mp4", None),  # no month 13
+        ("19990101_120000.mp4", None),  # an unset clock, not a date
+        ("PXL_20240202_1102501234.mp4", None),  # too many digits to be a time
+        ("walk.mp4", None),
+    ],
+)
 def test_names(name, expected):
     assert start_from_name(name, WRITTEN) == expected
 
@@ -54,9 +57,20 @@ def test_a_day_name_later_than_the_file_was_written_is_the_day_before():
 
 
 def info_for(path: Path, creation_time: datetime | None = None, duration: float = 10.5) -> MediaInfo:
-    return MediaInfo(path=path, duration=duration, fps=30.0, width=64, height=48, frame_count=315, has_video=True,
-                     has_audio=False, video_codec="h264", audio_codec=None, creation_time=creation_time,
-                     size_bytes=1)
+    return MediaInfo(
+        path=path,
+        duration=duration,
+        fps=30.0,
+        width=64,
+        height=48,
+        frame_count=315,
+        has_video=True,
+        has_audio=False,
+        video_codec="h264",
+        audio_codec=None,
+        creation_time=creation_time,
+        size_bytes=1,
+    )
 
 
 def touch(path: Path, local: datetime) -> Path:
@@ -68,8 +82,19 @@ def touch(path: Path, local: datetime) -> Path:
 
 def test_metadata_is_utc_converted_to_local(tmp_path):
     clip = tmp_path / "VID_20990101_000000.mp4"  # the name would say otherwise: metadata wins
-    ffmpeg("-f", "lavfi", "-i", "testsrc=size=64x48:rate=5", "-t", "1", "-pix_fmt", "yuv420p",
-           "-metadata", "creation_time=2024-02-02T11:02:50Z", str(clip))
+    ffmpeg(
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc=size=64x48:rate=5",
+        "-t",
+        "1",
+        "-pix_fmt",
+        "yuv420p",
+        "-metadata",
+        "creation_time=2024-02-02T11:02:50Z",
+        str(clip),
+    )
     info = probe(clip)
     assert info.creation_time == datetime(2024, 2, 2, 11, 2, 50, tzinfo=UTC)
     assert recording_start(clip, info) == (to_ts(datetime(2024, 2, 2, 12, 2, 50)), "metadata")
@@ -90,8 +115,7 @@ def test_day_name_takes_its_date_from_mtime(tmp_path):
 
 def test_gopro_name_falls_back_to_mtime_less_duration(tmp_path):
     clip = touch(tmp_path / "GX010042.MP4", datetime(2024, 2, 3, 10, 0))
-    assert recording_start(clip, info_for(clip, duration=10.5)) == (to_ts(datetime(2024, 2, 3, 9, 59, 49, 500_000)),
-                                                                    "mtime")
+    assert recording_start(clip, info_for(clip, duration=10.5)) == (to_ts(datetime(2024, 2, 3, 9, 59, 49, 500_000)), "mtime")
 
 
 def test_composite_clip_is_dated_by_its_name(composite_clip):

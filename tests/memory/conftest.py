@@ -22,8 +22,9 @@ def store(lib_paths):
 
 def add_footage(store: Store, name: str = "f", start: float = 1_000_000.0, duration: float = 600.0) -> int:
     with store.session() as s:
-        footage = Footage(content_hash=name.ljust(64, "0")[:64], path=f"/x/{name}.mp4", title=name,
-                          start_ts=start, duration=duration)
+        footage = Footage(
+            content_hash=name.ljust(64, "0")[:64], path=f"/x/{name}.mp4", title=name, start_ts=start, duration=duration
+        )
         s.add(footage)
         s.flush()
         return footage.id
@@ -31,8 +32,10 @@ def add_footage(store: Store, name: str = "f", start: float = 1_000_000.0, durat
 
 def add_units(store: Store, footage_id: int, n: int, kind: str = "caption", start: float = 1_000_000.0) -> list[int]:
     with store.session() as s:
-        units = [Unit(footage_id=footage_id, kind=kind, start_ts=start + 10 * i, end_ts=start + 10 * i + 10, text=f"unit {i}")
-                 for i in range(n)]
+        units = [
+            Unit(footage_id=footage_id, kind=kind, start_ts=start + 10 * i, end_ts=start + 10 * i + 10, text=f"unit {i}")
+            for i in range(n)
+        ]
         s.add_all(units)
         s.flush()
         return [u.id for u in units]
@@ -53,8 +56,15 @@ def make_units(store):
 CLIP_S = 15.0
 
 
-def add_video(store: Store, thumbs_dir, labels_per_clip: list[list[list]], start: float = 2_000_000.0,
-              name: str = "video", captions: list[str] | None = None, seed: int = 0) -> int:
+def add_video(
+    store: Store,
+    thumbs_dir,
+    labels_per_clip: list[list[list]],
+    start: float = 2_000_000.0,
+    name: str = "video",
+    captions: list[str] | None = None,
+    seed: int = 0,
+) -> int:
     """A video footage with one 15 s clip per entry of `labels_per_clip`, two keyframes a clip (features
     near a per-clip direction, thumbnails written under `thumbs_dir/<footage id>/`), a caption and a
     transcript segment per clip."""
@@ -66,8 +76,14 @@ def add_video(store: Store, thumbs_dir, labels_per_clip: list[list[list]], start
 
     rng = np.random.default_rng(seed)
     with store.session() as s:
-        footage = Footage(content_hash=name.ljust(64, "v")[:64], path=f"/x/{name}.mp4", title=name, start_ts=start,
-                          duration=CLIP_S * len(labels_per_clip), has_audio=True)
+        footage = Footage(
+            content_hash=name.ljust(64, "v")[:64],
+            path=f"/x/{name}.mp4",
+            title=name,
+            start_ts=start,
+            duration=CLIP_S * len(labels_per_clip),
+            has_audio=True,
+        )
         s.add(footage)
         s.flush()
         folder = Path(thumbs_dir) / str(footage.id)
@@ -82,12 +98,32 @@ def add_video(store: Store, thumbs_dir, labels_per_clip: list[list[list]], start
                 thumb = folder / f"{i:05d}_{k}.jpg"
                 thumb.write_bytes(b"\xff\xd8 jpeg")
                 feature = (direction + 0.1 * rng.normal(size=1280)).astype(np.float32)
-                s.add(Keyframe(clip_id=clip.id, idx=k, offset=CLIP_S * i + 5 * k, ts=t0 + 5 * k, thumb_path=str(thumb),
-                               feature=feature.tobytes(), labels=labels))
+                s.add(
+                    Keyframe(
+                        clip_id=clip.id,
+                        idx=k,
+                        offset=CLIP_S * i + 5 * k,
+                        ts=t0 + 5 * k,
+                        thumb_path=str(thumb),
+                        feature=feature.tobytes(),
+                        labels=labels,
+                    )
+                )
             text = (captions or [])[i] if captions and i < len(captions) else f"I am in scene {i}. I see {labels[0][0]}."
-            s.add(Caption(clip_id=clip.id, footage_id=footage.id, start_ts=t0, end_ts=t0 + CLIP_S, text=text, captioner="describe"))
-            s.add(TranscriptSegment(footage_id=footage.id, clip_id=clip.id, idx=i, start_ts=t0 + 1, end_ts=t0 + 4,
-                                    text=f"words number {i}", speaker="Alice"))
+            s.add(
+                Caption(clip_id=clip.id, footage_id=footage.id, start_ts=t0, end_ts=t0 + CLIP_S, text=text, captioner="describe")
+            )
+            s.add(
+                TranscriptSegment(
+                    footage_id=footage.id,
+                    clip_id=clip.id,
+                    idx=i,
+                    start_ts=t0 + 1,
+                    end_ts=t0 + 4,
+                    text=f"words number {i}",
+                    speaker="Alice",
+                )
+            )
         return footage.id
 
 

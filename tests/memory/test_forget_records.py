@@ -25,9 +25,20 @@ from egodesk.pipeline.textimport import import_memory_jsonl
 
 T0 = datetime(2024, 5, 6, 8, 0)
 # (minutes after T0, narration): a repeated routine, so records consolidate across the forgotten range
-NARRATIONS = [(0, "I take plate"), (4, "I open fridge"), (9, "I take plate"), (15, "I wash cloth"), (22, "I take plate"),
-              (30, "I open fridge"), (41, "I take plate"), (55, "I turn on tap"), (70, "I take plate"), (90, "I open fridge"),
-              (95, "I take plate"), (130, "I wash cloth")]
+NARRATIONS = [
+    (0, "I take plate"),
+    (4, "I open fridge"),
+    (9, "I take plate"),
+    (15, "I wash cloth"),
+    (22, "I take plate"),
+    (30, "I open fridge"),
+    (41, "I take plate"),
+    (55, "I turn on tap"),
+    (70, "I take plate"),
+    (90, "I open fridge"),
+    (95, "I take plate"),
+    (130, "I wash cloth"),
+]
 FORGOTTEN = {4, 5, 6}  # positions in NARRATIONS: 08:22 to 08:41
 SETTINGS = Settings(wearer_name="I", records_batch_size=5)
 LINE = re.compile(r"^(\d+)\. .*?I (\w+) (.+?)\.?$", re.M)
@@ -47,10 +58,23 @@ def build(tmp_path, name: str, embedder, skip: set[int]) -> tuple[Store, IndexMa
     folder = tmp_path / name
     folder.mkdir()
     path = folder / "day.jsonl"
-    path.write_text("".join(json.dumps({"source": "day", "start": (T0 + timedelta(minutes=m)).isoformat(),
-                                        "end": (T0 + timedelta(minutes=m, seconds=20)).isoformat(), "kind": "narration",
-                                        "text": text + "."}) + "\n"
-                            for i, (m, text) in enumerate(NARRATIONS) if i not in skip), encoding="utf-8")
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "source": "day",
+                    "start": (T0 + timedelta(minutes=m)).isoformat(),
+                    "end": (T0 + timedelta(minutes=m, seconds=20)).isoformat(),
+                    "kind": "narration",
+                    "text": text + ".",
+                }
+            )
+            + "\n"
+            for i, (m, text) in enumerate(NARRATIONS)
+            if i not in skip
+        ),
+        encoding="utf-8",
+    )
     store = Store(folder / "library.db")
     [footage] = import_memory_jsonl(store, path).footage_ids
     indices = IndexManager(store, folder / "indices")
@@ -65,20 +89,40 @@ def memory_of(store: Store, footage: int) -> dict:
         entries = s.scalars(select(Unit).where(Unit.footage_id == footage, Unit.kind == ENTRY).order_by(Unit.start_ts)).all()
         starts = {u.id: u.start_ts for u in [*records, *entries]}
         protos = s.scalars(select(EventPrototype).where(EventPrototype.footage_id == footage).order_by(EventPrototype.seq)).all()
-        states = {starts[row.unit_id]: row for row in s.scalars(select(MemoryEntryState).where(MemoryEntryState.footage_id == footage))}
-        vectors = {(starts[v.unit_id], v.space): np.frombuffer(v.data, np.float32)
-                   for v in s.scalars(select(Vector).where(Vector.unit_id.in_(starts)))}
+        states = {
+            starts[row.unit_id]: row for row in s.scalars(select(MemoryEntryState).where(MemoryEntryState.footage_id == footage))
+        }
+        vectors = {
+            (starts[v.unit_id], v.space): np.frombuffer(v.data, np.float32)
+            for v in s.scalars(select(Vector).where(Vector.unit_id.in_(starts)))
+        }
         history = from_bytes(s.get(BuildProgress, (footage, "imprint")).state)
         return {
-            "records": [(u.text, u.start_ts, u.end_ts, {k: v for k, v in u.meta.items() if k != "entry"},
-                         starts.get(u.parent_id)) for u in records],
-            "entries": [(u.text, u.start_ts, u.end_ts, u.meta["count"], u.meta["importance"],
-                         [(m["start"], m["text"]) for m in u.meta["members"]]) for u in entries],
+            "records": [
+                (u.text, u.start_ts, u.end_ts, {k: v for k, v in u.meta.items() if k != "entry"}, starts.get(u.parent_id))
+                for u in records
+            ],
+            "entries": [
+                (
+                    u.text,
+                    u.start_ts,
+                    u.end_ts,
+                    u.meta["count"],
+                    u.meta["importance"],
+                    [(m["start"], m["text"]) for m in u.meta["members"]],
+                )
+                for u in entries
+            ],
             "prototypes": [(p.count, p.last_seen) for p in protos],
             "prototype_sums": np.array([from_bytes(p.context_sum) for p in protos]),
-            "entry_sums": {t: [from_bytes(getattr(r, f)) for f in ("event_sum", "context_sum", "object_sum", "action_sum")] + [r.count]
-                           for t, r in states.items()},
-            "vectors": vectors, "history": history, "ids": set(starts)}
+            "entry_sums": {
+                t: [from_bytes(getattr(r, f)) for f in ("event_sum", "context_sum", "object_sum", "action_sum")] + [r.count]
+                for t, r in states.items()
+            },
+            "vectors": vectors,
+            "history": history,
+            "ids": set(starts),
+        }
 
 
 def assert_same_memory(got: dict, want: dict) -> None:

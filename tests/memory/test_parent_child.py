@@ -19,9 +19,11 @@ from egodesk.pipeline.textimport import import_memory_jsonl
 SHARED = Path(os.environ.get("EGODESK_SHARED", Path(__file__).resolve().parents[3] / "shared"))
 EPIC_MEMORY = SHARED / "benchmarks" / "epic-dev" / "memory.jsonl"
 
-LONG = ("I walk into the kitchen and put the blue umbrella on the chair next to the door. "
-        "Then I open the fridge. I take out the milk, the butter and a box of eggs, and I place all of them on the "
-        "counter beside the stove, where the frying pan is already warming up over a low flame. Ok.")
+LONG = (
+    "I walk into the kitchen and put the blue umbrella on the chair next to the door. "
+    "Then I open the fridge. I take out the milk, the butter and a box of eggs, and I place all of them on the "
+    "counter beside the stove, where the frying pan is already warming up over a low flame. Ok."
+)
 
 
 def write_jsonl(path, rows):
@@ -33,9 +35,20 @@ def write_jsonl(path, rows):
 def footage(store, tmp_path):
     rows = [
         {"source": "day1", "start": "2024-03-01T09:00:00", "end": "2024-03-01T09:00:15", "kind": "caption", "text": LONG},
-        {"source": "day1", "start": "2024-03-01T09:00:15", "end": "2024-03-01T09:00:30", "kind": "narration", "text": "I take plate."},
-        {"source": "day1", "start": "2024-03-01T09:00:30", "end": "2024-03-01T09:00:40", "kind": "transcript",
-         "text": "Katrina: Let's have lunch in the courtyard today. The weather is lovely."},
+        {
+            "source": "day1",
+            "start": "2024-03-01T09:00:15",
+            "end": "2024-03-01T09:00:30",
+            "kind": "narration",
+            "text": "I take plate.",
+        },
+        {
+            "source": "day1",
+            "start": "2024-03-01T09:00:30",
+            "end": "2024-03-01T09:00:40",
+            "kind": "transcript",
+            "text": "Katrina: Let's have lunch in the courtyard today. The weather is lovely.",
+        },
     ]
     result = import_memory_jsonl(store, write_jsonl(tmp_path / "memory.jsonl", rows))
     return result.footage_ids[0]
@@ -48,7 +61,8 @@ def test_split_subchunks_caps_and_merges():
     assert pieces[-1].endswith("Ok.") and len(pieces[-1]) > len("Ok.")  # the short tail merged
     assert split_subchunks("I take plate.", 240) == ["I take plate."]
     assert split_subchunks("A: Hi!\nB: Hello there, how are you doing today my friend?", 240) == [
-        "A: Hi! B: Hello there, how are you doing today my friend?"]
+        "A: Hi! B: Hello there, how are you doing today my friend?"
+    ]
     assert all(len(p) <= 40 for p in split_subchunks("x" * 100 + " " + "y" * 30, 40))
 
 
@@ -62,7 +76,9 @@ def test_build_units_links_and_vectors(store, lib_paths, embedder, footage):
         captions = s.scalars(select(Caption).where(Caption.footage_id == footage)).all()
         spaces = {(v.unit_id, v.space) for v in s.scalars(select(Vector))}
     assert len(by_kind["caption"]) == 2 and len(by_kind["transcript"]) == 1
-    assert sorted((u.start_ts, u.end_ts, u.text) for u in by_kind["caption"]) == sorted((c.start_ts, c.end_ts, c.text) for c in captions)
+    assert sorted((u.start_ts, u.end_ts, u.text) for u in by_kind["caption"]) == sorted(
+        (c.start_ts, c.end_ts, c.text) for c in captions
+    )
     transcript = by_kind["transcript"][0]
     assert transcript.text == "Katrina: Let's have lunch in the courtyard today. The weather is lovely."
     parents = {u.id: u for u in by_kind["caption"] + by_kind["transcript"]}
@@ -76,7 +92,11 @@ def test_build_units_links_and_vectors(store, lib_paths, embedder, footage):
     for u in units:
         space = "subchunk" if u.kind == "subchunk" else u.kind
         assert (u.id, space) in spaces
-    assert indices.count("caption") == 2 and indices.count("transcript") == 1 and indices.count("subchunk") == len(by_kind["subchunk"])
+    assert (
+        indices.count("caption") == 2
+        and indices.count("transcript") == 1
+        and indices.count("subchunk") == len(by_kind["subchunk"])
+    )
     assert indices.model_id("subchunk") == embedder.model_id
 
     query = embedder.embed_queries(["where did I put the umbrella?"])

@@ -33,9 +33,23 @@ NARRATIONS = ["I take plate.", "I put down plate.", "I open fridge door.", "I wa
 
 def import_narrations(store, tmp_path, texts, source="kitchen") -> int:
     path = tmp_path / f"{source}.jsonl"
-    path.write_text("".join(json.dumps({"id": f"{source}_{i}", "source": source, "start": f"2020-01-01T09:00:{2 * i:02d}",
-                                        "end": f"2020-01-01T09:00:{2 * i + 1:02d}", "kind": "narration", "text": t}) + "\n"
-                            for i, t in enumerate(texts)), encoding="utf-8")
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"{source}_{i}",
+                    "source": source,
+                    "start": f"2020-01-01T09:00:{2 * i:02d}",
+                    "end": f"2020-01-01T09:00:{2 * i + 1:02d}",
+                    "kind": "narration",
+                    "text": t,
+                }
+            )
+            + "\n"
+            for i, t in enumerate(texts)
+        ),
+        encoding="utf-8",
+    )
     return import_memory_jsonl(store, path).footage_ids[0]
 
 
@@ -76,16 +90,20 @@ def test_clips_with_speech_get_room_for_their_quotes():
 def test_parse_maps_self_references_to_the_wearer_and_drops_invalid_items():
     batch = clips("I take plate.", "Tasha hands me the salt.")
     batch[1].speech = ["Tasha: here you go", "Jake: thanks"]
-    reply = {"records": [
-        {"id": 2, "persons": ["Tasha", "me"], "action": "Hand", "object": "salt", "said": 1},
-        {"id": 1, "persons": ["I"], "action": "take", "object": "the plate."},
-        {"id": 1, "persons": ["I"], "action": "take", "object": "the plate."},  # exact repeat
-        {"id": 3, "persons": ["I"], "action": "open", "object": "door"},  # not an entry of this batch
-        {"id": 1, "persons": [], "action": "  ", "object": "plate"},  # no action
-    ]}
+    reply = {
+        "records": [
+            {"id": 2, "persons": ["Tasha", "me"], "action": "Hand", "object": "salt", "said": 1},
+            {"id": 1, "persons": ["I"], "action": "take", "object": "the plate."},
+            {"id": 1, "persons": ["I"], "action": "take", "object": "the plate."},  # exact repeat
+            {"id": 3, "persons": ["I"], "action": "open", "object": "door"},  # not an entry of this batch
+            {"id": 1, "persons": [], "action": "  ", "object": "plate"},  # no action
+        ]
+    }
     records = parse_records(reply, batch, "Jake")
     assert [(r.clip_id, r.persons, r.action, r.object) for r in records] == [
-        (10, ["Jake"], "take", "the plate"), (11, ["Tasha", "Jake"], "hand", "salt")]
+        (10, ["Jake"], "take", "the plate"),
+        (11, ["Tasha", "Jake"], "hand", "salt"),
+    ]
     assert records[0].start == 100.0 and records[0].end == 101.0
     assert records[0].sentence() == "Jake take the plate"
     assert records[1].sentence() == 'Tasha and Jake hand salt: "Tasha: here you go"'
@@ -98,9 +116,13 @@ def test_a_record_quotes_the_transcript_line_it_points_at_verbatim():
     assert '[1] "Tasha: Pass me the salt, please." [2] "Jake: Sure, here it is!"' in messages[1]["content"]
     assert record_schema(1, 2)["properties"]["records"]["items"]["properties"]["said"] == {"enum": [1, 2]}
     assert "said" not in record_schema(1)["properties"]["records"]["items"]["properties"]  # no speech: nothing to point at
-    reply = {"records": [{"id": 1, "persons": ["Jake"], "action": "hand", "object": "salt", "said": 2},
-                         {"id": 1, "persons": ["Tasha"], "action": "ask for", "object": "salt", "said": 3},  # no such line
-                         {"id": 1, "action": "walk to", "object": "table", "said": True}]}
+    reply = {
+        "records": [
+            {"id": 1, "persons": ["Jake"], "action": "hand", "object": "salt", "said": 2},
+            {"id": 1, "persons": ["Tasha"], "action": "ask for", "object": "salt", "said": 3},  # no such line
+            {"id": 1, "action": "walk to", "object": "table", "said": True},
+        ]
+    }
     assert [r.speech for r in parse_records(reply, batch, "Jake")] == ["Jake: Sure, here it is!", "", ""]
 
 
@@ -109,8 +131,16 @@ def test_build_stop_resume_with_the_test_model(store, lib_paths, tmp_path, embed
     indices = IndexManager(store, lib_paths.indices)
     settings = Settings(llm_model="llm-test", wearer_name="Jake", records_batch_size=3)
     events, asked = [], []
-    first = build_records(store, indices, embedder, tiny_llm, footage, settings, progress=events.append,
-                          should_stop=lambda: asked.append(1) or len(asked) > 1)  # cancel before the second batch
+    first = build_records(
+        store,
+        indices,
+        embedder,
+        tiny_llm,
+        footage,
+        settings,
+        progress=events.append,
+        should_stop=lambda: asked.append(1) or len(asked) > 1,
+    )  # cancel before the second batch
     assert first["stopped"] and (first["batches"], first["clips_done"]) == (1, 3)
     second = build_records(store, indices, embedder, tiny_llm, footage, settings, progress=events.append)
     assert not second["stopped"] and (second["clips_skipped"], second["clips_done"], second["clips"]) == (3, 3, 6)
@@ -162,8 +192,14 @@ def test_migration_adds_the_record_tables_to_a_version_1_library(tmp_path):
     path = tmp_path / "old.sqlite"
     engine = make_engine(path)
     with engine.begin() as conn:  # a library as version 1 left it: the core tables only
-        Base.metadata.create_all(conn, tables=[t for name, t in Base.metadata.tables.items()
-                                               if name not in ("event_prototype", "memory_entry_state", "build_progress")])
+        Base.metadata.create_all(
+            conn,
+            tables=[
+                t
+                for name, t in Base.metadata.tables.items()
+                if name not in ("event_prototype", "memory_entry_state", "build_progress")
+            ],
+        )
         conn.execute(text("PRAGMA user_version=1"))
     engine.dispose()
     store = Store(path)

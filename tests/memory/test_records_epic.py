@@ -28,7 +28,23 @@ from tests.conftest import BENCHMARKS
 
 SOURCES, PER_SOURCE = 5, 40
 PARTICLES = {"up", "down", "on", "off", "in", "out", "back", "away", "over", "into", "onto", "around", "through", "aside"}
-DETERMINERS = {"the", "a", "an", "some", "more", "another", "all", "two", "three", "four", "few", "other", "remaining", "rest", "of"}
+DETERMINERS = {
+    "the",
+    "a",
+    "an",
+    "some",
+    "more",
+    "another",
+    "all",
+    "two",
+    "three",
+    "four",
+    "few",
+    "other",
+    "remaining",
+    "rest",
+    "of",
+}
 NP_STOP = PARTICLES | {"to", "from", "with", "and", "at", "under", "inside", "for", "of", "onto", "using", "by", "then", "while"}
 
 
@@ -88,7 +104,11 @@ def test_extracted_action_object_pairs_match_the_narrations(store, lib_paths, tm
     # EGODESK_THREADS=1 on a machine shared with other jobs: two llama.cpp threads competing for busy
     # cores generate several times slower than one
     settings = Settings(llm_model="llm-quality", threads=int(os.environ.get("EGODESK_THREADS", "2")))
-    indices, embedder, llm = IndexManager(store, lib_paths.indices), make_embedder(model="embedder"), make_llm(settings, n_ctx=4096)
+    indices, embedder, llm = (
+        IndexManager(store, lib_paths.indices),
+        make_embedder(model="embedder"),
+        make_llm(settings, n_ctx=4096),
+    )
     started = time.perf_counter()
     for footage in footages:
         report = build_records(store, indices, embedder, llm, footage, settings)

@@ -30,8 +30,15 @@ def build(root, batch: int = BATCH) -> None:
     """The build under test; the child process runs exactly this (printing one line per batch)."""
     settings = Settings(llm_model="llm-test", threads=1, records_batch_size=batch)
     store = Store(root / "library.sqlite")
-    report = build_records(store, IndexManager(store, root / "indices"), make_embedder(model="embedder"), make_llm(settings, n_ctx=2048), 1, settings,
-                           progress=lambda p: print("BATCH", p.done, flush=True))
+    report = build_records(
+        store,
+        IndexManager(store, root / "indices"),
+        make_embedder(model="embedder"),
+        make_llm(settings, n_ctx=2048),
+        1,
+        settings,
+        progress=lambda p: print("BATCH", p.done, flush=True),
+    )
     store.close()
     print("DONE", report["clips_done"], flush=True)
 
@@ -46,18 +53,24 @@ def make_library(root, memory_jsonl):
 
 def child(root) -> subprocess.Popen:
     code = f"from pathlib import Path; from tests.memory.test_records_resume import build; build(Path({str(root)!r}))"
-    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=REPO,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    return subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=REPO, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+    )
 
 
 def snapshot(root) -> dict:
     store = Store(root / "library.sqlite")
     with store.session() as s:
         snap = {
-            "units": [(u.id, u.kind, u.clip_id, u.parent_id, u.start_ts, u.end_ts, u.text, json.dumps(u.meta, sort_keys=True))
-                      for u in s.scalars(select(Unit).order_by(Unit.id))],
+            "units": [
+                (u.id, u.kind, u.clip_id, u.parent_id, u.start_ts, u.end_ts, u.text, json.dumps(u.meta, sort_keys=True))
+                for u in s.scalars(select(Unit).order_by(Unit.id))
+            ],
             "vectors": [(v.unit_id, v.space, v.data) for v in s.scalars(select(Vector).order_by(Vector.unit_id, Vector.space))],
-            "prototypes": [(p.seq, p.count, p.last_seen, p.context_sum) for p in s.scalars(select(EventPrototype).order_by(EventPrototype.seq))],
+            "prototypes": [
+                (p.seq, p.count, p.last_seen, p.context_sum)
+                for p in s.scalars(select(EventPrototype).order_by(EventPrototype.seq))
+            ],
             "entries": [(e.unit_id, e.seq, e.count, e.event_sum, e.context_sum) for e in s.scalars(select(MemoryEntryState))],
             "progress": [(p.builder, p.last_idx, p.batches, p.state) for p in s.scalars(select(BuildProgress))],
         }
@@ -67,9 +80,22 @@ def snapshot(root) -> dict:
 
 def test_sigkill_mid_extraction_then_resume_equals_uninterrupted(tmp_path):
     memory = tmp_path / "memory.jsonl"
-    memory.write_text("".join(json.dumps({"id": str(i), "source": "k", "start": f"2020-01-01T09:00:{2 * i:02d}",
-                                          "end": f"2020-01-01T09:00:{2 * i + 1:02d}", "kind": "narration", "text": t}) + "\n"
-                              for i, t in enumerate(NARRATIONS)))
+    memory.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": str(i),
+                    "source": "k",
+                    "start": f"2020-01-01T09:00:{2 * i:02d}",
+                    "end": f"2020-01-01T09:00:{2 * i + 1:02d}",
+                    "kind": "narration",
+                    "text": t,
+                }
+            )
+            + "\n"
+            for i, t in enumerate(NARRATIONS)
+        )
+    )
     reference = make_library(tmp_path / "ref", memory)
     build(reference)  # uninterrupted, in this process
 

@@ -43,8 +43,10 @@ def nomic():
 
 
 def _memory_jsonl(tmp_path):
-    rows = [{"source": "day1", "start": f"2024-03-01T09:{i:02d}:00", "end": f"2024-03-01T09:{i:02d}:15", "kind": kind, "text": text}
-            for i, (kind, text) in enumerate(TEXTS)]
+    rows = [
+        {"source": "day1", "start": f"2024-03-01T09:{i:02d}:00", "end": f"2024-03-01T09:{i:02d}:15", "kind": kind, "text": text}
+        for i, (kind, text) in enumerate(TEXTS)
+    ]
     path = tmp_path / "memory.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     return path
@@ -72,8 +74,9 @@ def test_a_library_built_with_another_embedder_is_detected(store, minilm_library
     assert stale_spaces(store, embedder.model_id) == []
 
 
-def test_reembed_stops_and_continues_and_search_works_during_and_after(store, lib_paths, minilm_library, embedder, nomic,
-                                                                       monkeypatch):
+def test_reembed_stops_and_continues_and_search_works_during_and_after(
+    store, lib_paths, minilm_library, embedder, nomic, monkeypatch
+):
     monkeypatch.setattr(reembed_module, "BATCH", 2)
     umbrella = _umbrella_unit(store)
     assert minilm_library.search("subchunk", embedder.embed_queries([QUESTION]), 1)[0][0][0] == umbrella
@@ -82,7 +85,9 @@ def test_reembed_stops_and_continues_and_search_works_during_and_after(store, li
     events: list[Progress] = []
 
     first = reembed(store, minilm_library, nomic, events.append, should_stop=lambda: len(events) >= 3)
-    assert not first.swapped and first.total == 12 and first.embedded == events[-1].done == 5  # 3 captions in 2 batches, then 2 subchunks
+    assert (
+        not first.swapped and first.total == 12 and first.embedded == events[-1].done == 5
+    )  # 3 captions in 2 batches, then 2 subchunks
     # Part-way: the library still searches its MiniLM vectors with MiniLM.
     assert library_role(store, "embedder-nomic") == "embedder" and minilm_library.model_id("subchunk") == embedder.model_id
     assert minilm_library.search("subchunk", embedder.embed_queries([QUESTION]), 1)[0][0][0] == umbrella

@@ -102,7 +102,7 @@ def test_capacity_grows(manager, store, make_footage, make_units):
     ids = make_units(make_footage("big"), 2600)
     data = vectors(2600, seed=3)
     for start in range(0, 2600, 650):
-        manager.add("subchunk", ids[start:start + 650], data[start:start + 650], "m")
+        manager.add("subchunk", ids[start : start + 650], data[start : start + 650], "m")
     sp = manager._spaces["subchunk"]
     assert sp.index.get_max_elements() >= 2600 > indices_mod.MIN_CAPACITY
     assert [h[0][0] for h in manager.search("subchunk", data[[0, 2599]], 1)] == [ids[0], ids[2599]]
@@ -170,14 +170,17 @@ def _tamper_unsaved_rows(lib_paths, store):  # a crash after a commit, before th
         put_vectors(s, "caption", extra, vectors(3, seed=9))
 
 
-@pytest.mark.parametrize("tamper, reason", [
-    (_tamper_garbage, "checksum mismatch"),
-    (_tamper_truncate, "checksum mismatch"),
-    (_tamper_missing, "file missing"),
-    (_tamper_dim, "manifest dim 16"),
-    (_tamper_model, "model id mismatch"),
-    (_tamper_unsaved_rows, "count mismatch"),
-])
+@pytest.mark.parametrize(
+    "tamper, reason",
+    [
+        (_tamper_garbage, "checksum mismatch"),
+        (_tamper_truncate, "checksum mismatch"),
+        (_tamper_missing, "file missing"),
+        (_tamper_dim, "manifest dim 16"),
+        (_tamper_model, "model id mismatch"),
+        (_tamper_unsaved_rows, "count mismatch"),
+    ],
+)
 def test_untrusted_file_is_rebuilt(store, lib_paths, units, caplog, tamper, reason):
     data = vectors(100)
     first = IndexManager(store, lib_paths.indices)
@@ -238,8 +241,8 @@ def test_searches_while_writing(store, lib_paths, make_footage, make_units):
     for t in threads:
         t.start()
     for start in range(200, 2000, 100):
-        manager.add("caption", ids[start:start + 100], data[start:start + 100], "m")
-        manager.remove("caption", ids[start - 50:start - 40])
+        manager.add("caption", ids[start : start + 100], data[start : start + 100], "m")
+        manager.remove("caption", ids[start - 50 : start - 40])
     stop.set()
     for t in threads:
         t.join()

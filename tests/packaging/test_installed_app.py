@@ -26,8 +26,7 @@ DIST = REPO / "dist"
 APP_DEB = DIST / f"egodesk_{__version__}_amd64.deb"
 MODELS_DEB = DIST / f"egodesk-models_{__version__}_all.deb"
 TARBALL = DIST / f"egodesk-{__version__}-linux-x86_64.tar.gz"
-SOURCES = [REPO / "egodesk", REPO / "packaging", REPO / "resources", REPO / "models" / "manifest.toml",
-           REPO / "requirements.txt"]
+SOURCES = [REPO / "egodesk", REPO / "packaging", REPO / "resources", REPO / "models" / "manifest.toml", REPO / "requirements.txt"]
 QUESTION = "What did the speaker ask his fellow Americans?"
 WINDOW_CHECK = Path(__file__).with_name("window_check.py")
 
@@ -62,17 +61,26 @@ def installed(packages, tmp_path_factory):
 
 def app_env(home: Path) -> dict[str, str]:
     """What a user's session has: no egodesk, Python or test variables, none of the checkout on PATH."""
-    keep = {k: v for k, v in os.environ.items()
-            if not k.startswith(("EGODESK_", "PYTHON", "XDG_", "VIRTUAL_ENV", "QT_", "PYTEST"))}
-    return {**keep, "HOME": str(home), "PATH": "/usr/local/bin:/usr/bin:/bin", "QT_QPA_PLATFORM": "offscreen",
-            # the tiny real LLM, and no LLM-built memories, as in the default suite: the packaging is under test
-            "EGODESK_LLM_MODEL": "llm-test", "EGODESK_MEMORY_RECORDS": "false", "EGODESK_MEMORY_ATOMIC": "false"}
+    keep = {
+        k: v for k, v in os.environ.items() if not k.startswith(("EGODESK_", "PYTHON", "XDG_", "VIRTUAL_ENV", "QT_", "PYTEST"))
+    }
+    return {
+        **keep,
+        "HOME": str(home),
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "QT_QPA_PLATFORM": "offscreen",
+        # the tiny real LLM, and no LLM-built memories, as in the default suite: the packaging is under test
+        "EGODESK_LLM_MODEL": "llm-test",
+        "EGODESK_MEMORY_RECORDS": "false",
+        "EGODESK_MEMORY_ATOMIC": "false",
+    }
 
 
 def egodesk(installed, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     root, home = installed
-    return subprocess.run([str(root / "opt/egodesk/egodesk"), *args], capture_output=True, text=True,
-                          env=app_env(home), cwd=home, timeout=timeout)
+    return subprocess.run(
+        [str(root / "opt/egodesk/egodesk"), *args], capture_output=True, text=True, env=app_env(home), cwd=home, timeout=timeout
+    )
 
 
 def test_the_package_and_the_app_agree_on_the_version(packages, installed):
@@ -137,8 +145,14 @@ def test_window_asks_plays_and_seeks(installed, indexed_library):
 def test_window_from_the_source_install(indexed_library, tmp_path):
     """The same window check from the checkout's .venv: its start time is the figure beside the app's."""
     env = {**app_env(tmp_path), "PYTHONPATH": str(REPO)}
-    result = subprocess.run([sys.executable, str(WINDOW_CHECK), str(indexed_library), QUESTION, str(time.time())],
-                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    result = subprocess.run(
+        [sys.executable, str(WINDOW_CHECK), str(indexed_library), QUESTION, str(time.time())],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     window = json.loads(result.stdout.strip().splitlines()[-1])
     print(f"source install: window shown {window['shown_s']} s after start")

@@ -61,8 +61,12 @@ def main(root: str, question: str, started: float) -> dict:
     player.toggle_play()
     report["played_to_s"] = player.position()
     player.seek_moment(SEEK_TO_S)
-    wait_until(app, lambda: player.frame_time is not None and abs(player.frame_time - SEEK_TO_S) <= 1 / player.fps,
-               60, "frame at the sought time")
+    wait_until(
+        app,
+        lambda: player.frame_time is not None and abs(player.frame_time - SEEK_TO_S) <= 1 / player.fps,
+        60,
+        "frame at the sought time",
+    )
     report.update(sought_s=SEEK_TO_S, frame_s=player.frame_time, fps=player.fps)
     window.close()
     library.close()

@@ -37,8 +37,10 @@ def test_jfk_words_times_and_language(base):
     started = time.perf_counter()
     result = base.transcribe(JFK_AUDIO)
     elapsed = time.perf_counter() - started
-    print(f"\nASR base int8, 2 threads, beam 1, language detection: {elapsed:.2f} s for {result.duration:.1f} s "
-          f"audio, real-time factor {elapsed / result.duration:.3f}")
+    print(
+        f"\nASR base int8, 2 threads, beam 1, language detection: {elapsed:.2f} s for {result.duration:.1f} s "
+        f"audio, real-time factor {elapsed / result.duration:.3f}"
+    )
     assert result.language == "en" and result.duration == pytest.approx(11.0, abs=0.1)
     assert "ask not what your country can do for you" in _plain(result.text)
     words = [w for s in result.segments for w in s.words]

@@ -41,27 +41,36 @@ def ctx(*frames: Keyframe, transcript: str = "", **kw) -> ClipContext:
 
 # ------------------------------------------------------------------------------------------- describe
 
+
 def test_describe_pins_tags_speech_and_text():
-    clip = ctx(Keyframe(None, [("street sign", 0.62), ("crosswalk", 0.2)], "EXIT"),
-               Keyframe(None, [("street sign", 0.71), ("cab, hack, taxi, taxicab", 0.3)], "EXIT / Platform 4"),
-               transcript=JFK + "...")
+    clip = ctx(
+        Keyframe(None, [("street sign", 0.62), ("crosswalk", 0.2)], "EXIT"),
+        Keyframe(None, [("street sign", 0.71), ("cab, hack, taxi, taxicab", 0.3)], "EXIT / Platform 4"),
+        transcript=JFK + "...",
+    )
     assert DescribeCaptioner().caption(clip) == (
         "I see a street sign. There may also be a cab or a crosswalk (low confidence). "
-        f"I hear: '{JFK}...'. Visible text: 'EXIT', 'Platform 4'.")
+        f"I hear: '{JFK}...'. Visible text: 'EXIT', 'Platform 4'."
+    )
 
 
 def test_describe_hedges_low_scores_and_drops_noise():
-    clip = ctx(Keyframe(None, [("street sign", 0.3), ("crosswalk", 0.25), ("tench", 0.05)]),
-               Keyframe(None, [("street sign", 0.2), ("crosswalk", 0.3), ("umbrella", 0.1)]))
+    clip = ctx(
+        Keyframe(None, [("street sign", 0.3), ("crosswalk", 0.25), ("tench", 0.05)]),
+        Keyframe(None, [("street sign", 0.2), ("crosswalk", 0.3), ("umbrella", 0.1)]),
+    )
     assert DescribeCaptioner().caption(clip) == "I see what looks like a crosswalk and a street sign (low confidence)."
 
 
 def test_describe_merges_names_orders_by_total_and_caps():
-    clip = ctx(Keyframe(None, [("handrail / baluster", 0.9), ("handrail", 0.4), ("espresso", 0.5), ("jeans", 0.2)]),
-               Keyframe(None, [("espresso", 0.6), ("umbrella", 0.55), ("jeans", 0.2)]))
+    clip = ctx(
+        Keyframe(None, [("handrail / baluster", 0.9), ("handrail", 0.4), ("espresso", 0.5), ("jeans", 0.2)]),
+        Keyframe(None, [("espresso", 0.6), ("umbrella", 0.55), ("jeans", 0.2)]),
+    )
     # espresso 1.1 > handrail 0.9 (one keyframe's two handrail labels count once) > umbrella 0.55 > jeans 0.4
     assert DescribeCaptioner().caption(clip) == (
-        "I see an espresso. There may also be a handrail or an umbrella (low confidence).")
+        "I see an espresso. There may also be a handrail or an umbrella (low confidence)."
+    )
     assert short_label("Standard Poodle") == "standard poodle"
 
 
@@ -69,7 +78,8 @@ def test_describe_when_nothing_passes():
     describe = DescribeCaptioner()
     assert describe.caption(ctx()) == "Nothing recognisable is in view."
     assert describe.caption(ctx(Keyframe(None, [("tench", 0.05)]), transcript="Hello there?")) == (
-        "Nothing recognisable is in view. I hear: 'Hello there?'")
+        "Nothing recognisable is in view. I hear: 'Hello there?'"
+    )
     long = describe.caption(ctx(transcript="word " * 400))
     assert long.endswith("...'.") and len(long) < 1100
 
@@ -87,6 +97,7 @@ def test_describe_on_real_walk_keyframes():
 
 
 # ------------------------------------------------------------------------------------------ prompt, vlm
+
 
 def test_prompt_messages_with_and_without_images():
     frame = Keyframe(np.zeros((480, 848, 3), np.uint8), [("patio", 0.4)], "EXIT")
@@ -136,6 +147,7 @@ def test_factory(tmp_path):
 
 # ------------------------------------------------------------------------------- server: mock transport
 
+
 def reply(text):
     return httpx.Response(200, json={"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]})
 
@@ -147,7 +159,7 @@ def test_server_falls_back_to_text_once_images_are_refused(caplog):
         content = json.loads(request.content)["messages"][1]["content"]
         seen.append("images" if isinstance(content, list) else "text")
         if isinstance(content, list):
-            return httpx.Response(500, json={"error": {"message": "can only concatenate str (not \"list\") to str"}})
+            return httpx.Response(500, json={"error": {"message": 'can only concatenate str (not "list") to str'}})
         return reply("  I walk along a sidewalk.  ")
 
     captioner = ServerCaptioner("http://llm.local/v1", "m", transport=httpx.MockTransport(handle))
@@ -160,19 +172,23 @@ def test_server_falls_back_to_text_once_images_are_refused(caplog):
 
 
 def test_server_error_on_both_tries_keeps_images_on():
-    captioner = ServerCaptioner("http://llm.local/v1", transport=httpx.MockTransport(
-        lambda request: httpx.Response(500, text="out of memory")))
+    captioner = ServerCaptioner(
+        "http://llm.local/v1", transport=httpx.MockTransport(lambda request: httpx.Response(500, text="out of memory"))
+    )
     with pytest.raises(CaptionerError, match="HTTP 500 \\(out of memory\\)"):
         captioner.caption(ctx(Keyframe(np.zeros((60, 80, 3), np.uint8))))
     assert not captioner.text_only
 
 
-@pytest.mark.parametrize("response, reason", [
-    (httpx.Response(404, json={"error": {"message": "no such route"}}), "HTTP 404 (no such route)"),
-    (httpx.Response(200, text="<html>proxy</html>"), "malformed response (not JSON)"),
-    (httpx.Response(200, json={"choices": []}), "malformed response"),
-    (reply("   "), "empty caption"),
-])
+@pytest.mark.parametrize(
+    "response, reason",
+    [
+        (httpx.Response(404, json={"error": {"message": "no such route"}}), "HTTP 404 (no such route)"),
+        (httpx.Response(200, text="<html>proxy</html>"), "malformed response (not JSON)"),
+        (httpx.Response(200, json={"choices": []}), "malformed response"),
+        (reply("   "), "empty caption"),
+    ],
+)
 def test_server_errors_name_the_url_and_reason(response, reason):
     captioner = ServerCaptioner("http://llm.local:8080", transport=httpx.MockTransport(lambda request: response))
     with pytest.raises(CaptionerError) as error:
@@ -205,15 +221,31 @@ def test_closed_port_fails_fast():
 
 # ---------------------------------------------------------------------------- server: real llama.cpp
 
+
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory):
     """llama_cpp.server with the tiny test GGUF on a free loopback port (a text-only model)."""
     port = free_port()
     log_file = open(tmp_path_factory.mktemp("server") / "server.log", "w+")
     process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(locate_file("llm-test")), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "2048", "--n_threads", "2"],
-        stdout=log_file, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(locate_file("llm-test")),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "2048",
+            "--n_threads",
+            "2",
+        ],
+        stdout=log_file,
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + 60

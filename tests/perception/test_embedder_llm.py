@@ -32,9 +32,12 @@ def test_schema_constrained_json(tiny_llm):
 
 def test_yes_probability_reuses_the_shared_prefix_and_scores_the_same(tiny_llm, monkeypatch):
     """Judging passages of one question re-evaluates only each passage, and the scores equal a cold start."""
+
     def judge(passage):
-        return [{"role": "system", "content": "Reply yes if the passage helps answer the question, else no. " * 4},
-                {"role": "user", "content": f"Question: where did I put the keys?\n\nPassage: {passage}"}]
+        return [
+            {"role": "system", "content": "Reply yes if the passage helps answer the question, else no. " * 4},
+            {"role": "user", "content": f"Question: where did I put the keys?\n\nPassage: {passage}"},
+        ]
 
     passages = ["I put the keys in the blue bowl by the door.", "Interest rates rose again in March."]
     evaluated = []

@@ -14,10 +14,34 @@ from tests.conftest import WALK_VIDEO
 
 # ImageNet has no "sidewalk": these are the classes a sidewalk beside a building and a car park can
 # honestly map to.
-OUTDOOR = {"patio", "lakeshore", "mobile home", "greenhouse", "picket fence", "handrail / baluster", "street sign",
-           "traffic light", "parking meter", "park bench", "flagpole", "lighthouse", "solar thermal collector",
-           "chain-link fence", "split-rail fence", "maze", "pier", "boathouse", "moving van", "car mirror",
-           "station wagon", "minivan", "sundial", "dam", "suspension bridge", "through arch bridge"}
+OUTDOOR = {
+    "patio",
+    "lakeshore",
+    "mobile home",
+    "greenhouse",
+    "picket fence",
+    "handrail / baluster",
+    "street sign",
+    "traffic light",
+    "parking meter",
+    "park bench",
+    "flagpole",
+    "lighthouse",
+    "solar thermal collector",
+    "chain-link fence",
+    "split-rail fence",
+    "maze",
+    "pier",
+    "boathouse",
+    "moving van",
+    "car mirror",
+    "station wagon",
+    "minivan",
+    "sundial",
+    "dam",
+    "suspension bridge",
+    "through arch bridge",
+}
 
 
 def walk_frames(indices) -> list[np.ndarray]:
@@ -62,7 +86,7 @@ def test_walk_frames_get_outdoor_tags_and_unit_features(tagger, frames):
 
 def test_batching_does_not_change_results(tagger, frames):
     one = tagger.analyse([frames[3]])
-    many = tagger.analyse(frames[:BATCH + 2])
+    many = tagger.analyse(frames[: BATCH + 2])
     assert np.allclose(one.features[0], many.features[3], atol=1e-4)
     assert np.allclose(one.probs[0], many.probs[3], atol=1e-4)
 

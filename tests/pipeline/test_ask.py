@@ -23,10 +23,18 @@ def memory(built, embedder):
 
 
 def test_ask_retrieves_then_answers_with_cited_evidence(memory):
-    llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "The latest take paper before the question.",
-                       "answer": "From 09:00:50 to 09:00:55"})
-    answer = ask(memory, llm, "When was the last time I did this: take paper?",
-                 options=["From 09:00:00 to 09:00:05", "From 09:00:50 to 09:00:55"], asked_at=ts(DAY1, 100), k=4, sources=["kitchen"])
+    llm = ScriptedLLM(
+        {"evidence": ["E1"], "reasoning": "The latest take paper before the question.", "answer": "From 09:00:50 to 09:00:55"}
+    )
+    answer = ask(
+        memory,
+        llm,
+        "When was the last time I did this: take paper?",
+        options=["From 09:00:00 to 09:00:05", "From 09:00:50 to 09:00:55"],
+        asked_at=ts(DAY1, 100),
+        k=4,
+        sources=["kitchen"],
+    )
     assert answer.option_index == 1 and answer.grounded and answer.cited
     assert all(ev.start < ts(DAY1, 100) for ev in answer.evidence)
     assert "retrieval_s" in answer.timings and answer.extra["strategy"] == "auto"

@@ -19,8 +19,13 @@ def run_worker(root, kill_at: str | None = None) -> int:
     env.pop("EGODESK_KILL_AT", None)
     if kill_at:
         env["EGODESK_KILL_AT"] = kill_at
-    result = subprocess.run([sys.executable, "-m", "egodesk.pipeline.worker", "--library", str(root)],
-                            env=env, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-m", "egodesk.pipeline.worker", "--library", str(root)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     return result.returncode
 
 
@@ -32,9 +37,14 @@ def snapshot(root) -> dict:
         snap = {
             "footage": [(f.content_hash, f.duration, f.has_audio, f.start_ts) for f in s.scalars(select(Footage))],
             "clips": [(c.idx, c.start_ts, c.end_ts) for c in s.scalars(select(Clip).order_by(Clip.idx))],
-            "keyframes": sorted((clip_idx[k.clip_id], k.idx, k.offset, str(k.labels), k.ocr_text, len(k.feature or b""))
-                                for k in s.scalars(select(Keyframe))),
-            "segments": [(t.idx, t.text, t.start_ts, t.end_ts) for t in s.scalars(select(TranscriptSegment).order_by(TranscriptSegment.idx))],
+            "keyframes": sorted(
+                (clip_idx[k.clip_id], k.idx, k.offset, str(k.labels), k.ocr_text, len(k.feature or b""))
+                for k in s.scalars(select(Keyframe))
+            ),
+            "segments": [
+                (t.idx, t.text, t.start_ts, t.end_ts)
+                for t in s.scalars(select(TranscriptSegment).order_by(TranscriptSegment.idx))
+            ],
             "captions": sorted((clip_idx[c.clip_id], c.text) for c in s.scalars(select(Caption))),
             "jobs": sorted((j.stage, j.state) for j in s.scalars(select(Job))),
             "units": sorted((u.kind, u.view, u.text, u.start_ts, u.end_ts) for u in s.scalars(select(Unit))),
@@ -60,7 +70,9 @@ def reference(tmp_path_factory, composite_clip):
     return snap
 
 
-@pytest.mark.parametrize("kill_at", ["asr:commit", "asr:segment", "keyframes:commit", "captions:1", "captions:commit", "memory-parent:commit"])
+@pytest.mark.parametrize(
+    "kill_at", ["asr:commit", "asr:segment", "keyframes:commit", "captions:1", "captions:commit", "memory-parent:commit"]
+)
 def test_kill_then_resume_equals_uninterrupted(tmp_path, composite_clip, reference, kill_at):
     root = fresh_library(tmp_path, "lib", composite_clip)
     assert run_worker(root, kill_at) == -signal.SIGKILL  # it really died at that point

@@ -38,11 +38,30 @@ def test_locomo_memory_gives_ten_text_footages_with_all_entries(store):
 @pytest.mark.badinput
 def test_broken_lines_are_reported_and_the_rest_imports(store, tmp_path):
     path = tmp_path / "memory.jsonl"
-    good = {"id": "a", "source": "day1", "start": "2024-02-02T10:00:00", "end": "2024-02-02T10:00:05", "kind": "caption", "text": "I open the door."}
-    lines = [json.dumps(good), "{broken json", json.dumps({**good, "start": "yesterday"}),
-             json.dumps({**good, "id": "b", "start": "2024-02-02T10:00:05", "end": "2024-02-02T10:00:09", "kind": "narration",
-                         "text": "I take keys."}),
-             json.dumps({**good, "kind": "smell"})]
+    good = {
+        "id": "a",
+        "source": "day1",
+        "start": "2024-02-02T10:00:00",
+        "end": "2024-02-02T10:00:05",
+        "kind": "caption",
+        "text": "I open the door.",
+    }
+    lines = [
+        json.dumps(good),
+        "{broken json",
+        json.dumps({**good, "start": "yesterday"}),
+        json.dumps(
+            {
+                **good,
+                "id": "b",
+                "start": "2024-02-02T10:00:05",
+                "end": "2024-02-02T10:00:09",
+                "kind": "narration",
+                "text": "I take keys.",
+            }
+        ),
+        json.dumps({**good, "kind": "smell"}),
+    ]
     path.write_text("\n".join(lines) + "\n")
     result = import_memory_jsonl(store, path)
     assert result.entries == 2 and len(result.problems) == 3

@@ -78,8 +78,14 @@ def test_evidence_is_grouped_under_day_and_source_lines():
 
 def test_a_relative_date_in_a_line_is_resolved_against_that_lines_day():
     said = datetime(2023, 5, 8, 13, 56).timestamp()
-    prompt = build_prompt("When did Caroline go to the support group?", [ev(1, said, "Caroline: I went to the support group yesterday.")],
-                          None, said + 86400 * 30, 1000, lambda t: len(t.split()))
+    prompt = build_prompt(
+        "When did Caroline go to the support group?",
+        [ev(1, said, "Caroline: I went to the support group yesterday.")],
+        None,
+        said + 86400 * 30,
+        1000,
+        lambda t: len(t.split()),
+    )
     assert "Caroline: I went to the support group yesterday [7 May 2023]." in prompt.messages[1]["content"]
 
 

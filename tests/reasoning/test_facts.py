@@ -11,8 +11,10 @@ from egodesk.reasoning.facts import attach_facts, clip_facts, missing_from
 from egodesk.retrieval.base import Memory
 from tests.retrieval.conftest import build_library
 
-CAPTION = ("I see a bus and a street sign. I hear: 'Tom said we should meet at 10:30. See you there.' "
-           "Visible text: 'BUS 42 DEPARTS 10:15', 'PLATFORM 4'.")
+CAPTION = (
+    "I see a bus and a street sign. I hear: 'Tom said we should meet at 10:30. See you there.' "
+    "Visible text: 'BUS 42 DEPARTS 10:15', 'PLATFORM 4'."
+)
 
 
 def test_a_caption_gives_its_on_screen_text_and_the_numbers_said():
@@ -22,8 +24,16 @@ def test_a_caption_gives_its_on_screen_text_and_the_numbers_said():
 
 
 def test_the_answerer_is_shown_the_facts_a_statement_dropped(tmp_path, embedder):
-    rows = [{"id": "c1", "source": "walk", "start": "2024-03-13T09:00:00", "end": "2024-03-13T09:00:15",
-             "kind": "caption", "text": CAPTION}]
+    rows = [
+        {
+            "id": "c1",
+            "source": "walk",
+            "start": "2024-03-13T09:00:00",
+            "end": "2024-03-13T09:00:15",
+            "kind": "caption",
+            "text": CAPTION,
+        }
+    ]
     store, indices = build_library(tmp_path, embedder, rows)
     memory = Memory(store, indices, embedder, settings=Settings())
     catalog = memory.catalog()
@@ -45,6 +55,7 @@ def test_atomic_statements_keep_the_on_screen_text_verbatim():
     kept = ClipText(3, 2, 30.0, 45.0, caption="Visible text: 'EXIT'.", screen=["EXIT"])
     llm_said = [Statement("action", "I wait at the bus stop", [sign]), Statement("action", 'I walk to the "EXIT" door', [kept])]
     added = screen_statements([sign, plain, kept], llm_said)
-    assert [(st.view, st.text, [c.clip_id for c in st.clips]) for st in added] == \
-        [("action", 'I read on screen: "BUS 42 DEPARTS 10:15" / "PLATFORM 4"', [1])]
+    assert [(st.view, st.text, [c.clip_id for c in st.clips]) for st in added] == [
+        ("action", 'I read on screen: "BUS 42 DEPARTS 10:15" / "PLATFORM 4"', [1])
+    ]
     assert json.dumps([st.text for st in added])  # plain text, storable

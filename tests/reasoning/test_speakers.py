@@ -13,8 +13,10 @@ BEN = line(2, "Ben: Lovely, my dog will hate it.")
 
 
 def test_an_answer_resting_on_another_speakers_own_words_is_misattributed():
-    assert misattributed("What pet did Ben adopt?", "a grey cat named Pixel", [ANA], [ANA, BEN]) == \
-        "Ana said this of themselves; the question asks about Ben"
+    assert (
+        misattributed("What pet did Ben adopt?", "a grey cat named Pixel", [ANA], [ANA, BEN])
+        == "Ana said this of themselves; the question asks about Ben"
+    )
 
 
 def test_the_speaker_asked_about_or_words_said_to_them_are_not():
@@ -25,12 +27,22 @@ def test_the_speaker_asked_about_or_words_said_to_them_are_not():
 
 def test_calling_the_person_asked_about_by_name_is_not_speaking_of_them():
     # LoCoMo: "What did Caroline realize after her charity race?" found Melanie's race, told to Caroline.
-    for text in ("Ana: Hey Ben, I ran a charity race last week!", "Ana: Thanks, Ben! I ran a charity race.",
-                 "Ana: Ben, I ran a charity race.", "Ana: I ran a charity race, Ben!"):
+    for text in (
+        "Ana: Hey Ben, I ran a charity race last week!",
+        "Ana: Thanks, Ben! I ran a charity race.",
+        "Ana: Ben, I ran a charity race.",
+        "Ana: I ran a charity race, Ben!",
+    ):
         said = line(5, text)
-        assert misattributed("What did Ben realize after his charity race?", "a charity race", [said], [said, BEN]) == \
-            "Ana said this of themselves; the question asks about Ben", text
-    for text in ("Ana: I ran a charity race with Ben.", "Ana: Ben and I ran a charity race.", "Ana: Hey Ben, I ran Ben's charity race."):
+        assert (
+            misattributed("What did Ben realize after his charity race?", "a charity race", [said], [said, BEN])
+            == "Ana said this of themselves; the question asks about Ben"
+        ), text
+    for text in (
+        "Ana: I ran a charity race with Ben.",
+        "Ana: Ben and I ran a charity race.",
+        "Ana: Hey Ben, I ran Ben's charity race.",
+    ):
         said = line(6, text)
         assert misattributed("What did Ben realize after his charity race?", "a charity race", [said], [said, BEN]) is None, text
 
@@ -46,6 +58,9 @@ def test_the_answerer_abstains_on_a_misattributed_answer_and_says_why():
     llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "Ana adopted Pixel.", "answer": "a grey cat named Pixel"})
     answer = answer_question(llm, "What pet did Ben adopt?", [ANA, BEN])
     assert answer.abstained and not answer.grounded and "Ana said this of themselves" in answer.extra["unsupported"]
-    right = answer_question(ScriptedLLM({"evidence": ["E1"], "reasoning": "-", "answer": "a grey cat named Pixel"}),
-                            "What pet did Ana adopt?", [ANA, BEN])
+    right = answer_question(
+        ScriptedLLM({"evidence": ["E1"], "reasoning": "-", "answer": "a grey cat named Pixel"}),
+        "What pet did Ana adopt?",
+        [ANA, BEN],
+    )
     assert not right.abstained and right.cited == [1]

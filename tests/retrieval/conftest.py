@@ -19,27 +19,50 @@ from egodesk.retrieval.base import Memory
 
 DAY1 = datetime(2024, 3, 13, 9, 0)
 DAY2 = datetime(2024, 3, 14, 9, 0)
-KITCHEN = ["I take paper.", "I fold paper.", "I take plate.", "I wash plate.", "I put down plate.", "I take paper.",
-           "I throw paper into bin.", "I open fridge.", "I take milk.", "I close fridge.", "I pour milk into glass.",
-           "I take paper.", "I wipe table."]
+KITCHEN = [
+    "I take paper.",
+    "I fold paper.",
+    "I take plate.",
+    "I wash plate.",
+    "I put down plate.",
+    "I take paper.",
+    "I throw paper into bin.",
+    "I open fridge.",
+    "I take milk.",
+    "I close fridge.",
+    "I pour milk into glass.",
+    "I take paper.",
+    "I wipe table.",
+]
 MORNING = ["I make coffee.", "I take paper.", "I read newspaper.", "I water the plants.", "I take paper.", "I write a note."]
-CHAT = ["Caroline: I went to the pottery workshop with my cousin, it was amazing.",
-        "Melanie: Wow! What did you make there?",
-        "Caroline: A blue bowl with a little fish painted inside.",
-        "Melanie: That sounds lovely. I ran a charity race for the animal shelter last Sunday.",
-        "Caroline: Congratulations! How far did you run?",
-        "Melanie: Ten kilometres, and we raised money for the dogs."]
+CHAT = [
+    "Caroline: I went to the pottery workshop with my cousin, it was amazing.",
+    "Melanie: Wow! What did you make there?",
+    "Caroline: A blue bowl with a little fish painted inside.",
+    "Melanie: That sounds lovely. I ran a charity race for the animal shelter last Sunday.",
+    "Caroline: Congratulations! How far did you run?",
+    "Melanie: Ten kilometres, and we raised money for the dogs.",
+]
 
 
 def entry(source: str, start: datetime, seconds: int, kind: str, text: str, n: int) -> dict:
-    return {"id": f"{source}-{n}", "source": source, "start": start.isoformat(), "end": (start + timedelta(seconds=seconds)).isoformat(),
-            "kind": kind, "text": text}
+    return {
+        "id": f"{source}-{n}",
+        "source": source,
+        "start": start.isoformat(),
+        "end": (start + timedelta(seconds=seconds)).isoformat(),
+        "kind": kind,
+        "text": text,
+    }
 
 
 def memory_rows() -> list[dict]:
     rows = [entry("kitchen", DAY1 + timedelta(seconds=10 * i), 5, "narration", t, i) for i, t in enumerate(KITCHEN)]
     rows += [entry("kitchen-2", DAY2 + timedelta(seconds=10 * i), 5, "narration", t, i) for i, t in enumerate(MORNING)]
-    rows += [entry("chat", datetime(2024, 3, 10, 18, 0) + timedelta(seconds=20 * i), 20, "transcript", t, i) for i, t in enumerate(CHAT)]
+    rows += [
+        entry("chat", datetime(2024, 3, 10, 18, 0) + timedelta(seconds=20 * i), 20, "transcript", t, i)
+        for i, t in enumerate(CHAT)
+    ]
     return rows
 
 

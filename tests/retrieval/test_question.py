@@ -39,35 +39,38 @@ def test_after_dinner_yesterday():
     assert window("Who called me yesterday after dinner?") == (datetime(2024, 3, 13, 21), datetime(2024, 3, 14))
 
 
-@pytest.mark.parametrize("question, start, end", [
-    ("What did I eat yesterday afternoon?", datetime(2024, 3, 13, 12), datetime(2024, 3, 13, 17)),
-    ("Where was I yesterday?", datetime(2024, 3, 13), datetime(2024, 3, 14)),
-    ("What did I do the day before yesterday?", datetime(2024, 3, 12), datetime(2024, 3, 13)),
-    ("Where did I put my keys on Tuesday?", datetime(2024, 3, 12), datetime(2024, 3, 13)),
-    ("What did I cook last Thursday?", datetime(2024, 3, 7), datetime(2024, 3, 8)),
-    ("What did I do this morning?", datetime(2024, 3, 14, 5), datetime(2024, 3, 14, 12)),
-    ("What did I read earlier today?", datetime(2024, 3, 14), datetime(2024, 3, 14, 15, 30)),
-    ("Who did I meet last night?", datetime(2024, 3, 13, 18), datetime(2024, 3, 14, 5)),
-    ("What did I buy on 7 May 2023?", datetime(2023, 5, 7), datetime(2023, 5, 8)),
-    ("What happened on May 7th, 2023?", datetime(2023, 5, 7), datetime(2023, 5, 8)),
-    ("What happened on 2023-05-07?", datetime(2023, 5, 7), datetime(2023, 5, 8)),
-    ("What happened on March 2?", datetime(2024, 3, 2), datetime(2024, 3, 3)),
-    ("What happened on December 2?", datetime(2023, 12, 2), datetime(2023, 12, 3)),  # no year: the past one
-    ("Who did I talk to at 3 pm?", datetime(2024, 3, 14, 14, 30), datetime(2024, 3, 14, 15, 30)),
-    ("What was on my desk at 10:15?", datetime(2024, 3, 14, 10, 5), datetime(2024, 3, 14, 10, 25)),
-    ("What happened between 9:03:11 and 9:03:24?", datetime(2024, 3, 14, 9, 3, 11), datetime(2024, 3, 14, 9, 3, 24)),
-    ("What did I do yesterday from 2 pm to 4 pm?", datetime(2024, 3, 13, 14), datetime(2024, 3, 13, 16)),
-    ("What did I do 2 hours ago?", datetime(2024, 3, 14, 13), datetime(2024, 3, 14, 14)),
-    ("What did I eat three days ago?", datetime(2024, 3, 11), datetime(2024, 3, 12)),
-    ("What did I watch in the past 2 days?", datetime(2024, 3, 12, 15, 30), datetime(2024, 3, 14, 15, 30)),
-    ("What did Melanie paint last week?", datetime(2024, 3, 4), datetime(2024, 3, 11)),
-    ("What did I do this week?", datetime(2024, 3, 11), datetime(2024, 3, 14, 15, 30)),
-    ("Where did I go last weekend?", datetime(2024, 3, 9), datetime(2024, 3, 11)),
-    ("What did I buy last month?", datetime(2024, 2, 1), datetime(2024, 3, 1)),
-    ("What did I plant in May?", datetime(2023, 5, 1), datetime(2023, 6, 1)),
-    ("What did I plant in 2022?", datetime(2022, 1, 1), datetime(2023, 1, 1)),
-    ("What did I do last year?", datetime(2023, 1, 1), datetime(2024, 1, 1)),
-])
+@pytest.mark.parametrize(
+    "question, start, end",
+    [
+        ("What did I eat yesterday afternoon?", datetime(2024, 3, 13, 12), datetime(2024, 3, 13, 17)),
+        ("Where was I yesterday?", datetime(2024, 3, 13), datetime(2024, 3, 14)),
+        ("What did I do the day before yesterday?", datetime(2024, 3, 12), datetime(2024, 3, 13)),
+        ("Where did I put my keys on Tuesday?", datetime(2024, 3, 12), datetime(2024, 3, 13)),
+        ("What did I cook last Thursday?", datetime(2024, 3, 7), datetime(2024, 3, 8)),
+        ("What did I do this morning?", datetime(2024, 3, 14, 5), datetime(2024, 3, 14, 12)),
+        ("What did I read earlier today?", datetime(2024, 3, 14), datetime(2024, 3, 14, 15, 30)),
+        ("Who did I meet last night?", datetime(2024, 3, 13, 18), datetime(2024, 3, 14, 5)),
+        ("What did I buy on 7 May 2023?", datetime(2023, 5, 7), datetime(2023, 5, 8)),
+        ("What happened on May 7th, 2023?", datetime(2023, 5, 7), datetime(2023, 5, 8)),
+        ("What happened on 2023-05-07?", datetime(2023, 5, 7), datetime(2023, 5, 8)),
+        ("What happened on March 2?", datetime(2024, 3, 2), datetime(2024, 3, 3)),
+        ("What happened on December 2?", datetime(2023, 12, 2), datetime(2023, 12, 3)),  # no year: the past one
+        ("Who did I talk to at 3 pm?", datetime(2024, 3, 14, 14, 30), datetime(2024, 3, 14, 15, 30)),
+        ("What was on my desk at 10:15?", datetime(2024, 3, 14, 10, 5), datetime(2024, 3, 14, 10, 25)),
+        ("What happened between 9:03:11 and 9:03:24?", datetime(2024, 3, 14, 9, 3, 11), datetime(2024, 3, 14, 9, 3, 24)),
+        ("What did I do yesterday from 2 pm to 4 pm?", datetime(2024, 3, 13, 14), datetime(2024, 3, 13, 16)),
+        ("What did I do 2 hours ago?", datetime(2024, 3, 14, 13), datetime(2024, 3, 14, 14)),
+        ("What did I eat three days ago?", datetime(2024, 3, 11), datetime(2024, 3, 12)),
+        ("What did I watch in the past 2 days?", datetime(2024, 3, 12, 15, 30), datetime(2024, 3, 14, 15, 30)),
+        ("What did Melanie paint last week?", datetime(2024, 3, 4), datetime(2024, 3, 11)),
+        ("What did I do this week?", datetime(2024, 3, 11), datetime(2024, 3, 14, 15, 30)),
+        ("Where did I go last weekend?", datetime(2024, 3, 9), datetime(2024, 3, 11)),
+        ("What did I buy last month?", datetime(2024, 2, 1), datetime(2024, 3, 1)),
+        ("What did I plant in May?", datetime(2023, 5, 1), datetime(2023, 6, 1)),
+        ("What did I plant in 2022?", datetime(2022, 1, 1), datetime(2023, 1, 1)),
+        ("What did I do last year?", datetime(2023, 1, 1), datetime(2024, 1, 1)),
+    ],
+)
 def test_time_windows(question, start, end):
     assert window(question) == (start, end)
 
@@ -80,8 +83,13 @@ def test_windows_never_reach_past_the_question():
 
 
 def test_no_window_without_temporal_words():
-    for q in ("Where did I leave the blue umbrella?", "What kind of place does Caroline want to create?",
-              "What do I usually eat for breakfast?", "Have I been skipping lunch lately?", "Did I lock the door at 3?"):
+    for q in (
+        "Where did I leave the blue umbrella?",
+        "What kind of place does Caroline want to create?",
+        "What do I usually eat for breakfast?",
+        "Have I been skipping lunch lately?",
+        "Did I lock the door at 3?",
+    ):
         assert window(q) is None, q
 
 
@@ -127,9 +135,11 @@ def test_injection_text_is_just_words():
 
 
 # The library's own days of footage: (first start, last end) per day, as `Memory.days` gives them.
-DAYS = [(to_ts(datetime(2024, 3, 11, 8)), to_ts(datetime(2024, 3, 11, 19))),
-        (to_ts(datetime(2024, 3, 12, 17)), to_ts(datetime(2024, 3, 12, 18, 30))),
-        (to_ts(datetime(2024, 3, 14, 7)), to_ts(datetime(2024, 3, 14, 12)))]
+DAYS = [
+    (to_ts(datetime(2024, 3, 11, 8)), to_ts(datetime(2024, 3, 11, 19))),
+    (to_ts(datetime(2024, 3, 12, 17)), to_ts(datetime(2024, 3, 12, 18, 30))),
+    (to_ts(datetime(2024, 3, 14, 7)), to_ts(datetime(2024, 3, 14, 12))),
+]
 
 
 def library_window(question, now=NOW):
@@ -137,17 +147,24 @@ def library_window(question, now=NOW):
     return None if w is None else (from_ts(w.start), from_ts(w.end))
 
 
-@pytest.mark.parametrize("question, start, end", [
-    ("What did I do on day 2?", datetime(2024, 3, 12), datetime(2024, 3, 13)),
-    ("What did I eat on day one?", datetime(2024, 3, 11), datetime(2024, 3, 12)),
-    ("Who did I meet on the second day?", datetime(2024, 3, 12), datetime(2024, 3, 13)),
-    ("What did I do on the last day in the morning?", datetime(2024, 3, 14, 5), datetime(2024, 3, 14, 12)),
-    # a time of day with no day: the latest day up to the question with footage at that time
-    ("Between 17:26:09 and 17:26:29, which ingredients did I add?", datetime(2024, 3, 12, 17, 26, 9), datetime(2024, 3, 12, 17, 26, 29)),
-    ("What was I doing at 9:30 am?", datetime(2024, 3, 14, 9, 20), datetime(2024, 3, 14, 9, 40)),
-    ("What did I see around noon?", datetime(2024, 3, 14, 11, 30), datetime(2024, 3, 14, 13)),
-    ("What did I do at 2 pm?", datetime(2024, 3, 11, 13, 30), datetime(2024, 3, 11, 14, 30)),
-])
+@pytest.mark.parametrize(
+    "question, start, end",
+    [
+        ("What did I do on day 2?", datetime(2024, 3, 12), datetime(2024, 3, 13)),
+        ("What did I eat on day one?", datetime(2024, 3, 11), datetime(2024, 3, 12)),
+        ("Who did I meet on the second day?", datetime(2024, 3, 12), datetime(2024, 3, 13)),
+        ("What did I do on the last day in the morning?", datetime(2024, 3, 14, 5), datetime(2024, 3, 14, 12)),
+        # a time of day with no day: the latest day up to the question with footage at that time
+        (
+            "Between 17:26:09 and 17:26:29, which ingredients did I add?",
+            datetime(2024, 3, 12, 17, 26, 9),
+            datetime(2024, 3, 12, 17, 26, 29),
+        ),
+        ("What was I doing at 9:30 am?", datetime(2024, 3, 14, 9, 20), datetime(2024, 3, 14, 9, 40)),
+        ("What did I see around noon?", datetime(2024, 3, 14, 11, 30), datetime(2024, 3, 14, 13)),
+        ("What did I do at 2 pm?", datetime(2024, 3, 11, 13, 30), datetime(2024, 3, 11, 14, 30)),
+    ],
+)
 def test_windows_resolved_against_the_librarys_days(question, start, end):
     assert library_window(question) == (start, end)
 

@@ -87,8 +87,14 @@ def test_sources_name_footage_titles_and_no_sources_means_everything(memory):
 @pytest.mark.parametrize("asked_s, expected_s", [(100, 50), (200, 110), (55, 50), (30, 0)])
 def test_timeaware_last_time_puts_the_latest_occurrence_before_the_question_first(memory, asked_s, expected_s):
     asked = ts(DAY1, asked_s)
-    query = Query("When was the last time I did this: take paper?", ["From 09:00:00 to 09:00:05", "From 09:00:50 to 09:00:55"],
-                  asked_at=asked, sources=["kitchen"], k=5, cutoff=asked)
+    query = Query(
+        "When was the last time I did this: take paper?",
+        ["From 09:00:00 to 09:00:05", "From 09:00:50 to 09:00:55"],
+        asked_at=asked,
+        sources=["kitchen"],
+        k=5,
+        cutoff=asked,
+    )
     found = make_strategy("timeaware", memory).retrieve(query)
     assert found[0].start == ts(DAY1, expected_s) and found[0].text == "I take paper."
     assert [ev.pinpointed for ev in found] == [True] + [False] * (len(found) - 1)  # that moment is the answer's
@@ -102,8 +108,14 @@ def test_timeaware_across_footage_last_time_is_the_latest_anywhere(memory):
 
 def test_timeaware_first_time_then_what_next(memory):
     asked = ts(DAY1, 3600)
-    query = Query("What did I do right after the first time I did this: take paper?", ["fold paper", "wipe table", "take milk"],
-                  asked_at=asked, sources=["kitchen"], k=5, cutoff=asked)
+    query = Query(
+        "What did I do right after the first time I did this: take paper?",
+        ["fold paper", "wipe table", "take milk"],
+        asked_at=asked,
+        sources=["kitchen"],
+        k=5,
+        cutoff=asked,
+    )
     found = make_strategy("timeaware", memory).retrieve(query)
     assert [ev.text for ev in found[:2]] == ["I take paper.", "I fold paper."]
     assert found[0].start == ts(DAY1, 0)
@@ -113,12 +125,17 @@ def test_timeaware_first_time_then_what_next(memory):
 def test_timeaware_pinpoints_nothing_without_a_first_or_last_occurrence(memory):
     asked = ts(DAY2, 3 * 3600)
     for question in ("What did I take yesterday morning?", "What did I do right after I took paper?", "When did I last juggle?"):
-        assert not any(ev.pinpointed for ev in make_strategy("timeaware", memory).retrieve(Query(question, asked_at=asked, k=5, cutoff=asked)))
+        assert not any(
+            ev.pinpointed
+            for ev in make_strategy("timeaware", memory).retrieve(Query(question, asked_at=asked, k=5, cutoff=asked))
+        )
 
 
 def test_timeaware_window_prefers_the_named_day(memory):
     asked = ts(DAY2, 3 * 3600)
-    found = make_strategy("timeaware", memory).retrieve(Query("What did I take yesterday morning?", asked_at=asked, k=5, cutoff=asked))
+    found = make_strategy("timeaware", memory).retrieve(
+        Query("What did I take yesterday morning?", asked_at=asked, k=5, cutoff=asked)
+    )
     assert ts(DAY1, -9 * 3600) <= found[0].start < ts(DAY2, -9 * 3600)
 
 
@@ -131,8 +148,15 @@ def test_auto_keeps_the_pinpointed_moment_first_and_fuses_the_rest(memory):
     assert {"hybrid", "context", "timeaware"} & set(plain[0].ranks)
 
 
-@pytest.mark.parametrize("question", ["When did I hear about the animal shelter?", "When did I see a fish?",
-                                      "When did I open the fridge?", "Where was the newspaper?"])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "When did I hear about the animal shelter?",
+        "When did I see a fish?",
+        "When did I open the fridge?",
+        "Where was the newspaper?",
+    ],
+)
 def test_auto_never_drops_what_plain_fusion_ranks_first(memory, question):
     """The moments holding the question's words (hybrid's dense + BM25 top) stay in auto's top 3,
     whatever the question's wording sends the specialised members after."""
@@ -144,7 +168,9 @@ def test_auto_never_drops_what_plain_fusion_ranks_first(memory, question):
 def test_neighbours_follow_time_order_within_each_footage(memory):
     catalog = memory.catalog()
     links = neighbours(catalog, ("caption", "transcript"))
-    first = next(r for r in np.flatnonzero((catalog.kind == "caption") & (catalog.start == ts(DAY1))) if catalog.text[r] == "I take paper.")
+    first = next(
+        r for r in np.flatnonzero((catalog.kind == "caption") & (catalog.start == ts(DAY1))) if catalog.text[r] == "I take paper."
+    )
     after = [catalog.text[r] for r, _ in links.around(first, 2) if catalog.start[r] > catalog.start[first]]
     assert after == ["I fold paper.", "I take plate."]
     assert all(catalog.footage[r] == catalog.footage[first] for r, _ in links.around(first, 2))
@@ -164,10 +190,14 @@ def test_rerank_judges_the_children_within_the_cap_before_parent_expansion(memor
 
 def test_the_reranker_reads_the_matching_sentence_and_hands_on_the_whole_line(tmp_path, embedder):
     """The parent-retrieval paper's Parent-Rerank: the judge reads sub-chunks, the reasoner their parents."""
-    line = ("Caroline: We went to the pottery workshop on Saturday and stayed until the evening, the teacher was so patient. "
-            "I made a blue bowl with a little fish painted inside it, my first real piece.")
-    rows = [entry("talk", DAY1 + timedelta(seconds=20 * i), 20, "transcript", t, i)
-            for i, t in enumerate([line, "Melanie: I ran a charity race for the animal shelter last Sunday."])]
+    line = (
+        "Caroline: We went to the pottery workshop on Saturday and stayed until the evening, the teacher was so patient. "
+        "I made a blue bowl with a little fish painted inside it, my first real piece."
+    )
+    rows = [
+        entry("talk", DAY1 + timedelta(seconds=20 * i), 20, "transcript", t, i)
+        for i, t in enumerate([line, "Melanie: I ran a charity race for the animal shelter last Sunday."])
+    ]
     store, indices = build_library(tmp_path, embedder, rows)
     memory = Memory(store, indices, embedder, settings=Settings())
     judge = KeywordJudge("fish")
@@ -190,6 +220,7 @@ def test_carve_hands_each_chunk_on_in_its_winning_representation(memory):
 
 def _footage_id(session, title: str) -> int:
     from egodesk.memory.store import Footage
+
     return session.query(Footage.id).filter(Footage.title == title).scalar()
 
 
@@ -198,8 +229,12 @@ def _index_entries(session, indices, embedder, entries: list[Unit]) -> list[int]
     session.add_all(entries)
     session.flush()
     ids = [u.id for u in entries]
-    indices.add("record-object", ids, embedder.embed_documents([u.meta["object"] for u in entries]), embedder.model_id, session=session)
-    indices.add("record-action", ids, embedder.embed_documents([u.meta["action"] for u in entries]), embedder.model_id, session=session)
+    indices.add(
+        "record-object", ids, embedder.embed_documents([u.meta["object"] for u in entries]), embedder.model_id, session=session
+    )
+    indices.add(
+        "record-action", ids, embedder.embed_documents([u.meta["action"] for u in entries]), embedder.model_id, session=session
+    )
     return ids
 
 
@@ -215,13 +250,31 @@ def _remove(built, indexed: list[int], units: list[int]) -> None:
 def entries(built, embedder):
     """Consolidated memory entries as the Imprint builder writes them (object/action spaces, importance)."""
     store, indices = built
-    rows = [("coffee", "drink", 0.9, DAY1, 0), ("cup", "wash", 0.9, DAY1, 60), ("coffee", "drink", 0.1, DAY2, 0),
-            ("coffee", "drink", 0.5, DAY2, 7200), ("newspaper", "read", 0.5, DAY2, 60)]
+    rows = [
+        ("coffee", "drink", 0.9, DAY1, 0),
+        ("cup", "wash", 0.9, DAY1, 60),
+        ("coffee", "drink", 0.1, DAY2, 0),
+        ("coffee", "drink", 0.5, DAY2, 7200),
+        ("newspaper", "read", 0.5, DAY2, 60),
+    ]
     with store.session() as s:
         fid = _footage_id(s, "kitchen")
-        ids = _index_entries(s, indices, embedder, [
-            Unit(footage_id=fid, kind="memory-entry", start_ts=ts(day, sec), end_ts=ts(day, sec + 30), text=f"I {act} {obj}",
-                 meta={"object": obj, "action": act, "importance": w}) for obj, act, w, day, sec in rows])
+        ids = _index_entries(
+            s,
+            indices,
+            embedder,
+            [
+                Unit(
+                    footage_id=fid,
+                    kind="memory-entry",
+                    start_ts=ts(day, sec),
+                    end_ts=ts(day, sec + 30),
+                    text=f"I {act} {obj}",
+                    meta={"object": obj, "action": act, "importance": w},
+                )
+                for obj, act, w, day, sec in rows
+            ],
+        )
     yield ids
     _remove(built, ids, ids)
 
@@ -233,7 +286,9 @@ def test_records_scores_object_action_and_importance_before_the_question(memory,
     assert found[0].text == "I drink coffee" and found[0].scores["importance"] == 0.9
     s = found[0].scores
     w = memory.settings
-    assert found[0].score == pytest.approx(w.records_w_object * s["object"] + w.records_w_action * s["action"] + w.records_w_importance * 0.9)
+    assert found[0].score == pytest.approx(
+        w.records_w_object * s["object"] + w.records_w_action * s["action"] + w.records_w_importance * 0.9
+    )
 
 
 def test_records_a_time_window_keeps_only_what_lies_inside_it(memory, entries):
@@ -256,18 +311,42 @@ def tray_entry(built, embedder):
     """One consolidated entry of tray handling whose last member comes after the question below, and
     an interaction recorded between its members that joined no entry."""
     store, indices = built
-    timeline = [(0, "I take tray", True), (10, "I put down tray", True), (100, "I take tray", True),
-                (110, "I put down tray", True), (115, "I wash cup", False), (200, "I put down tray", True)]
+    timeline = [
+        (0, "I take tray", True),
+        (10, "I put down tray", True),
+        (100, "I take tray", True),
+        (110, "I put down tray", True),
+        (115, "I wash cup", False),
+        (200, "I put down tray", True),
+    ]
     with store.session() as s:
         fid = _footage_id(s, "kitchen")
-        records = [Unit(footage_id=fid, kind="record", start_ts=ts(DAY1, sec), end_ts=ts(DAY1, sec + 1), text=text) for sec, text, _ in timeline]
+        records = [
+            Unit(footage_id=fid, kind="record", start_ts=ts(DAY1, sec), end_ts=ts(DAY1, sec + 1), text=text)
+            for sec, text, _ in timeline
+        ]
         s.add_all(records)
         s.flush()
-        members = [{"record": u.id, "start": u.start_ts, "end": u.end_ts, "text": u.text, "importance": 0.5}
-                   for u, (_, _, member) in zip(records, timeline) if member]
-        ids = _index_entries(s, indices, embedder, [
-            Unit(footage_id=fid, kind="memory-entry", start_ts=members[0]["start"], end_ts=members[-1]["end"],
-                 text="I take tray; I put down tray", meta={"object": "tray", "action": "put down", "importance": 0.5, "members": members})])
+        members = [
+            {"record": u.id, "start": u.start_ts, "end": u.end_ts, "text": u.text, "importance": 0.5}
+            for u, (_, _, member) in zip(records, timeline)
+            if member
+        ]
+        ids = _index_entries(
+            s,
+            indices,
+            embedder,
+            [
+                Unit(
+                    footage_id=fid,
+                    kind="memory-entry",
+                    start_ts=members[0]["start"],
+                    end_ts=members[-1]["end"],
+                    text="I take tray; I put down tray",
+                    meta={"object": "tray", "action": "put down", "importance": 0.5, "members": members},
+                )
+            ],
+        )
         created = ids + [u.id for u in records]
     yield
     _remove(built, ids, created)
@@ -286,19 +365,44 @@ def test_records_hand_over_an_entrys_members_as_they_stood_when_asked(memory, tr
 def two_entries(built, embedder):
     """Two consolidated entries whose members are indexed as the Imprint builder indexes records."""
     store, indices = built
-    members = {("coffee", "drink"): [(0, "drink"), (10, "pour"), (20, "drink")], ("newspaper", "read"): [(30, "read"), (40, "fold")]}
+    members = {
+        ("coffee", "drink"): [(0, "drink"), (10, "pour"), (20, "drink")],
+        ("newspaper", "read"): [(30, "read"), (40, "fold")],
+    }
     with store.session() as s:
         fid = _footage_id(s, "kitchen")
         entries, created = [], []
         for (obj, act), timeline in members.items():
-            records = [Unit(footage_id=fid, kind="record", start_ts=ts(DAY1, sec), end_ts=ts(DAY1, sec + 5), text=f"I {verb} {obj}",
-                            meta={"object": obj, "action": verb, "importance": 0.5}) for sec, verb in timeline]
+            records = [
+                Unit(
+                    footage_id=fid,
+                    kind="record",
+                    start_ts=ts(DAY1, sec),
+                    end_ts=ts(DAY1, sec + 5),
+                    text=f"I {verb} {obj}",
+                    meta={"object": obj, "action": verb, "importance": 0.5},
+                )
+                for sec, verb in timeline
+            ]
             created += _index_entries(s, indices, embedder, records)
-            entries.append(Unit(footage_id=fid, kind="memory-entry", start_ts=records[0].start_ts, end_ts=records[-1].end_ts,
-                                text="; ".join(r.text for r in records), meta={
-                                    "object": obj, "action": act, "importance": 0.5,
-                                    "members": [{"record": r.id, "start": r.start_ts, "end": r.end_ts, "text": r.text, "importance": 0.5}
-                                                for r in records]}))
+            entries.append(
+                Unit(
+                    footage_id=fid,
+                    kind="memory-entry",
+                    start_ts=records[0].start_ts,
+                    end_ts=records[-1].end_ts,
+                    text="; ".join(r.text for r in records),
+                    meta={
+                        "object": obj,
+                        "action": act,
+                        "importance": 0.5,
+                        "members": [
+                            {"record": r.id, "start": r.start_ts, "end": r.end_ts, "text": r.text, "importance": 0.5}
+                            for r in records
+                        ],
+                    },
+                )
+            )
         created += _index_entries(s, indices, embedder, entries)
     yield
     _remove(built, created, created)
@@ -324,7 +428,8 @@ def test_records_pinpoint_the_last_and_first_matching_interaction(memory, tray_e
 
 def test_records_right_after_adds_the_next_interaction(memory, tray_entry):
     found = make_strategy("records", memory).retrieve(
-        Query("What did I do right after the last time I put down the tray?", asked_at=ts(DAY1, 150), k=5))
+        Query("What did I do right after the last time I put down the tray?", asked_at=ts(DAY1, 150), k=5)
+    )
     assert [(ev.text, ev.start) for ev in found[:2]] == [("I put down tray", ts(DAY1, 110)), ("I wash cup", ts(DAY1, 115))]
     assert found[0].pinpointed and found[1].pinpointed
 
@@ -339,8 +444,16 @@ def test_carve_reaches_keyframes_through_their_tags(memory, built):
     store, _ = built
     with store.session() as s:
         fid = _footage_id(s, "kitchen-2")
-        frame = Unit(footage_id=fid, kind="frame", view="visual", builder="visual", start_ts=ts(DAY2, 300), end_ts=ts(DAY2, 315),
-                     text="espresso, coffee mug", meta={"labels": [["espresso", 0.9], ["coffee mug", 0.08]]})
+        frame = Unit(
+            footage_id=fid,
+            kind="frame",
+            view="visual",
+            builder="visual",
+            start_ts=ts(DAY2, 300),
+            end_ts=ts(DAY2, 315),
+            text="espresso, coffee mug",
+            meta={"labels": [["espresso", 0.9], ["coffee mug", 0.08]]},
+        )
         s.add(frame)
         s.flush()
         frame_id = frame.id
@@ -359,8 +472,19 @@ def test_carve_rescores_visual_candidates_by_their_stored_text_vectors(memory, b
     store, indices = built
     with store.session() as s:
         fid = _footage_id(s, "kitchen-2")
-        frames = [Unit(footage_id=fid, kind="frame", view="visual", builder="visual", start_ts=ts(DAY2, 300 + 15 * i),
-                       end_ts=ts(DAY2, 315 + 15 * i), text=text, meta={"labels": [[text, 0.9]]}) for i, text in enumerate(["espresso", "bicycle"])]
+        frames = [
+            Unit(
+                footage_id=fid,
+                kind="frame",
+                view="visual",
+                builder="visual",
+                start_ts=ts(DAY2, 300 + 15 * i),
+                end_ts=ts(DAY2, 315 + 15 * i),
+                text=text,
+                meta={"labels": [[text, 0.9]]},
+            )
+            for i, text in enumerate(["espresso", "bicycle"])
+        ]
         s.add_all(frames)
         s.flush()
         stored, unstored = frames[0].id, frames[1].id
@@ -384,17 +508,28 @@ def test_timeaware_finds_the_latest_of_many_identical_occurrences(memory, built,
     store, indices = built
     with store.session() as s:
         fid = _footage_id(s, "kitchen-2")
-        units = [Unit(footage_id=fid, kind="caption", start_ts=ts(DAY2, 1000 + 10 * i), end_ts=ts(DAY2, 1005 + 10 * i),
-                      text="I take paper.") for i in range(80)]
+        units = [
+            Unit(
+                footage_id=fid,
+                kind="caption",
+                start_ts=ts(DAY2, 1000 + 10 * i),
+                end_ts=ts(DAY2, 1005 + 10 * i),
+                text="I take paper.",
+            )
+            for i in range(80)
+        ]
         s.add_all(units)
         s.flush()
         ids = [u.id for u in units]
-        indices.add("caption", ids, np.repeat(embedder.embed_documents(["I take paper."]), len(ids), axis=0), embedder.model_id, session=s)
+        indices.add(
+            "caption", ids, np.repeat(embedder.embed_documents(["I take paper."]), len(ids), axis=0), embedder.model_id, session=s
+        )
     try:
         memory._catalogs._checked = -1e9
         asked = ts(DAY2, 3600)
-        found = make_strategy("timeaware", memory).retrieve(Query("When was the last time I did this: take paper?", asked_at=asked,
-                                                                   sources=["kitchen-2"], k=3, cutoff=asked))
+        found = make_strategy("timeaware", memory).retrieve(
+            Query("When was the last time I did this: take paper?", asked_at=asked, sources=["kitchen-2"], k=3, cutoff=asked)
+        )
         assert found[0].start == ts(DAY2, 1000 + 10 * 79)
     finally:
         indices.remove_units(ids)
