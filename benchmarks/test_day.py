@@ -35,8 +35,17 @@ from egodesk.eval.runner import format_value, run_questions, write_report
 from egodesk.pipeline.library import Library
 
 DEFAULT_STRATEGIES = "flat,subchunk,parent,parent-time,hybrid,context,timeaware,carve,records,auto"
-ASK_COLUMNS = ("accuracy", "chips@3", "chips@5", "cite_ok", "abstention_recall", "abstention_precision",
-               "grounded", "answer_p50_ms", "answer_p95_ms")
+ASK_COLUMNS = (
+    "accuracy",
+    "chips@3",
+    "chips@5",
+    "cite_ok",
+    "abstention_recall",
+    "abstention_precision",
+    "grounded",
+    "answer_p50_ms",
+    "answer_p95_ms",
+)
 
 
 def library_settings(llm: str, memories: bool) -> Settings:
@@ -65,6 +74,7 @@ def built_library(paths: list[Path], settings: Settings, rebuild: bool = False, 
     library.save_settings(settings)
     library.mark_cancelled()  # a run killed mid-import left jobs "running": continue them
     library.resume()
+
     def progress(p: Progress) -> None:
         if p.message and p.message != "started":  # each stage's end (done or failed) of each footage
             log(f"  [{time.strftime('%H:%M:%S')}] footage {p.footage_id}: {p.stage} {p.message}")
@@ -85,8 +95,9 @@ def _spans(evidence) -> list[tuple[str, float, float]]:
     return [(e.source, e.start, e.end) for e in evidence]
 
 
-def ask_all(library: Library, questions: list[DayQuestion], strategy: str | None, log=print,
-            checkpoint=lambda results: None) -> list[QuestionResult]:
+def ask_all(
+    library: Library, questions: list[DayQuestion], strategy: str | None, log=print, checkpoint=lambda results: None
+) -> list[QuestionResult]:
     """Every question through `Library.ask`, judged; chips are scored in the order the answer lists them.
     `checkpoint` sees the results so far after each answer (answers cost many seconds each on a CPU)."""
     results: list[QuestionResult] = []
@@ -98,12 +109,26 @@ def ask_all(library: Library, questions: list[DayQuestion], strategy: str | None
         moments = [(w.source, w.start, w.end) for w in q.evidence]
         chips = _spans(answer.evidence)
         cited = [e for e in answer.evidence if e.unit_id in set(answer.cited)]
-        result = QuestionResult(q.id, q.category, q.unanswerable, abstained=answer.abstained, grounded=answer.grounded,
-                                tokens=answer.tokens, answer_ms=total_ms)
+        result = QuestionResult(
+            q.id,
+            q.category,
+            q.unanswerable,
+            abstained=answer.abstained,
+            grounded=answer.grounded,
+            tokens=answer.tokens,
+            answer_ms=total_ms,
+        )
         result.correct = answer.abstained if q.unanswerable else (not answer.abstained and is_right(answer.text, item.accept))
-        result.detail = {"question": q.question, "answer": answer.text, "expected": item.accept, "strategy": answer.extra.get("strategy"),
-                         "chips": [{"source": e.source, "start": e.start, "end": e.end, "cited": e.unit_id in answer.cited}
-                                   for e in answer.evidence[:8]]}
+        result.detail = {
+            "question": q.question,
+            "answer": answer.text,
+            "expected": item.accept,
+            "strategy": answer.extra.get("strategy"),
+            "chips": [
+                {"source": e.source, "start": e.start, "end": e.end, "cited": e.unit_id in answer.cited}
+                for e in answer.evidence[:8]
+            ],
+        }
         if moments:
             result.retrieval = {"chips@3": hit_at_k(chips, moments, 3), "chips@5": hit_at_k(chips, moments, 5)}
             result.detail["cite_ok"] = any(e.source == s and overlaps(e.start, e.end, a, b) for e in cited for s, a, b in moments)
@@ -141,8 +166,11 @@ def retrieval_runs(library: Library, questions: list[DayQuestion], strategies: l
             log(f"  {name}: skipped (needs {', '.join(missing)})")
             continue
         results = run_questions(memory, [q.bench for q in questions], name, k=12)
-        out[name] = {"summary": summarize(results), "by_category": by_category(results),
-                     "questions": [{"id": r.id, "hit@5": r.retrieval.get("hit@5")} for r in results if r.retrieval]}
+        out[name] = {
+            "summary": summarize(results),
+            "by_category": by_category(results),
+            "questions": [{"id": r.id, "hit@5": r.retrieval.get("hit@5")} for r in results if r.retrieval],
+        }
     return out
 
 
@@ -151,8 +179,11 @@ def table(rows: list[tuple[str, dict]], columns: tuple[str, ...]) -> str:
     labels = [c.replace("abstention_", "abst_") for c in columns]
     lines = [f"{'':<{width}}" + "".join(f"{label:>{max(9, len(label) + 2)}}" for label in labels) + f"{'n':>5}"]
     for name, group in rows:
-        lines.append(f"{name:<{width}}" + "".join(f"{format_value(c, group.get(c)):>{max(9, len(label) + 2)}}"
-                                                  for c, label in zip(columns, labels)) + f"{group['questions']:>5}")
+        lines.append(
+            f"{name:<{width}}"
+            + "".join(f"{format_value(c, group.get(c)):>{max(9, len(label) + 2)}}" for c, label in zip(columns, labels))
+            + f"{group['questions']:>5}"
+        )
     return "\n".join(lines)
 
 
@@ -161,8 +192,11 @@ def strategy_matrix(runs: dict[str, dict]) -> str:
     categories = sorted({c for run in runs.values() for c, g in run["by_category"].items() if g.get("hit@5") is not None})
     rows = []
     for name, run in runs.items():
-        row = {"questions": run["summary"]["retrieval_questions"], "hit@1": run["summary"].get("hit@1"),
-               "hit@5": run["summary"].get("hit@5")}
+        row = {
+            "questions": run["summary"]["retrieval_questions"],
+            "hit@1": run["summary"].get("hit@1"),
+            "hit@5": run["summary"].get("hit@5"),
+        }
         row.update({c: run["by_category"].get(c, {}).get("hit@5") for c in categories})
         rows.append((name, row))
     return table(rows, ("hit@1", "hit@5", *categories))
@@ -172,12 +206,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=default_out(), help="folder of the generated video files")
     parser.add_argument("--questions", type=Path, default=QUESTIONS)
-    parser.add_argument("--llm", default="llm-quality", choices=("llm-quality", "llm-fast", "llm-test"),
-                        help="the LLM that builds the memories and answers")
+    parser.add_argument(
+        "--llm",
+        default="llm-quality",
+        choices=("llm-quality", "llm-fast", "llm-test"),
+        help="the LLM that builds the memories and answers",
+    )
     parser.add_argument("--strategy", help="the strategy ask uses (default: the settings' strategy, auto)")
     parser.add_argument("--strategies", default=DEFAULT_STRATEGIES, help="retrieval-only runs, comma separated")
-    parser.add_argument("--limit", type=int, help="ask N questions only, taken round robin over the categories "
-                        "(retrieval alone runs them all)")
+    parser.add_argument(
+        "--limit", type=int, help="ask N questions only, taken round robin over the categories (retrieval alone runs them all)"
+    )
     parser.add_argument("--no-memories", action="store_true", help="skip the LLM memories (records, atomic statements)")
     parser.add_argument("--no-answers", action="store_true", help="retrieval-only runs alone")
     parser.add_argument("--rebuild", action="store_true", help="import into a fresh library even when one is cached")
@@ -186,18 +225,28 @@ def main(argv: list[str] | None = None) -> int:
 
     say = lambda line: print(line, flush=True)  # noqa: E731
     questions = interleaved(load_questions(args.questions))
-    asked = questions[:args.limit] if args.limit is not None else questions
+    asked = questions[: args.limit] if args.limit is not None else questions
     paths = make_day(args.out, log=say)
     settings = library_settings(args.llm, not args.no_memories)
     library, import_s = built_library(paths, settings, args.rebuild, log=say)
-    report: dict = {"llm": args.llm, "memories": not args.no_memories, "library": str(library.paths.root),
-                    "files": [p.name for p in paths], "import_seconds": round(import_s, 1), "questions": len(questions)}
+    report: dict = {
+        "llm": args.llm,
+        "memories": not args.no_memories,
+        "library": str(library.paths.root),
+        "files": [p.name for p in paths],
+        "import_seconds": round(import_s, 1),
+        "questions": len(questions),
+    }
     path = Path(args.json or library.paths.root / "report.json")
     strategy = args.strategy or settings.strategy
 
     def ask_report(results: list[QuestionResult]) -> dict:
-        return {"strategy": strategy, "summary": ask_summary(results), "by_category": ask_by_category(results),
-                "questions": [r.__dict__ for r in results]}
+        return {
+            "strategy": strategy,
+            "summary": ask_summary(results),
+            "by_category": ask_by_category(results),
+            "questions": [r.__dict__ for r in results],
+        }
 
     def checkpoint(results: list[QuestionResult]) -> None:
         write_report(path, {**report, "ask": ask_report(results)})

@@ -15,9 +15,13 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
-_UNITS = {w: n for n, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen".split())}
+_UNITS = {
+    w: n
+    for n, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+        "seventeen eighteen nineteen".split()
+    )
+}
 _TENS = {w: 10 * n for n, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
 _TIMES = {"once": 1, "twice": 2, "thrice": 3}
 _SCALES = {"hundred": 100, "thousand": 1000}
@@ -50,8 +54,14 @@ def _numbers(words: list[str]) -> list[str]:
                 current *= 100
             else:
                 total, current = (total + current) * 1000, 0
-        elif (word == "and" and active and (total or current) and current % 100 == 0 and i + 1 < len(words)
-              and (words[i + 1] in _UNITS or words[i + 1] in _TENS)):
+        elif (
+            word == "and"
+            and active
+            and (total or current)
+            and current % 100 == 0
+            and i + 1 < len(words)
+            and (words[i + 1] in _UNITS or words[i + 1] in _TENS)
+        ):
             continue  # "one hundred and eighty", not "forty two and twelve"
         else:
             flush()
@@ -74,7 +84,7 @@ def normalize(text: str) -> list[str]:
 
 def _contains(words: Sequence[str], phrase: Sequence[str]) -> bool:
     n = len(phrase)
-    return n > 0 and any(list(words[i:i + n]) == list(phrase) for i in range(len(words) - n + 1))
+    return n > 0 and any(list(words[i : i + n]) == list(phrase) for i in range(len(words) - n + 1))
 
 
 def is_right(answer: str, accept: Iterable[str | Sequence[str]]) -> bool:

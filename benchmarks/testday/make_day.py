@@ -102,64 +102,146 @@ def _at(day: int, hh: int, mm: int) -> datetime:
 
 
 DAY: tuple[Recording, ...] = (
-    Recording("20261117_073000", _at(1, 7, 30), (
-        Scene(15, Photo("coffee"), ((1.5, MARIA, "Good morning! I made you a coffee."),
-                                    (7.5, WEARER, "Thank you Maria. Have you seen my keys?"))),
-        Scene(15, Board(("BUY MILK", "AND EGGS"), paper=(250, 235, 120), wall=(210, 210, 205)),
-              ((1.0, MARIA, "Tom said the keys are in the bowl by the kitchen window."),
-               (8.0, WEARER, "Great. I will buy milk after work."))),
-    )),
-    Recording("20261117_081500", _at(1, 8, 15), (
-        Scene(15, Walk(0.0), ((3.0, WEARER, "Hi Tom!"),
-                              (6.0, TOM, "Good morning. The number forty two bus is late again."))),
-        Scene(15, Board(("BUS 42  CITY CENTRE", "NEXT 08:24"), ink=(255, 170, 0), paper=(15, 15, 15), wall=(120, 140, 150)),
-              ((2.0, TOM, "I have to be at the station at nine o'clock."), (9.0, WEARER, "See you tonight, Tom."))),
-    )),
-    Recording("20261117_123000", _at(1, 12, 30), (
-        Scene(15, Board(("SCIENCE MUSEUM", "SPACE HALL", "OPEN 10-18"), ink=(255, 255, 255), paper=(30, 60, 140))),
-        Scene(15, Photo("rocket"), ((1.0, WEARER, "Priya, look at this rocket."),
-                                    (5.0, PRIYA, "The sign says it flew in nineteen sixty nine."))),
-        Scene(15, Photo("astronaut"), ((2.0, PRIYA, "I will buy the astronaut poster for my son."),)),
-    )),
-    Recording("GX010042", _at(1, 18, 5), (
-        Scene(15, Photo("chelsea")),  # the cat: nobody mentions it, only the picture shows it
-        Scene(15, Board(("PLUMBER", "FRIDAY 9:30"), paper=(255, 255, 255), wall=(160, 110, 70)),
-              ((3.0, MARIA, "Did you buy the milk?"), (7.0, WEARER, "Yes, two litres."))),
-    ), dated_by="metadata"),
-    Recording("20261118_073500", _at(2, 7, 35), (
-        Scene(15, Board(("WEDNESDAY", "RECYCLING DAY"), paper=(180, 230, 180), wall=(210, 210, 205)),
-              ((2.0, WEARER, "I put my keys on the shelf by the front door."),
-               (8.0, MARIA, "Do not forget, it is recycling day today."))),
-        Scene(15, Walk(2.0, mirror=True), ((3.0, WEARER, "Now I am walking to the train station."),)),
-    )),
-    Recording("20261118_100500", _at(2, 10, 5), (
-        Scene(15, Board(("PROJECT ATLAS", "DEADLINE: FRIDAY 4 PM", "ROOM 214"), ink=(20, 40, 160)),
-              ((2.0, PRIYA, "Hi Tom, thanks for coming."), (6.0, TOM, "Hi Priya. Hello everyone."))),
-        Scene(15, Board(("PROJECT ATLAS", "DEADLINE: FRIDAY 4 PM", "ROOM 214"), ink=(20, 40, 160), wall=(170, 170, 160)),
-              ((1.0, TOM, "The budget is twelve thousand euros."),
-               (8.0, PRIYA, "Let us meet again on Monday at ten."))),
-    )),
-    Recording("20261118_124500", _at(2, 12, 45), (
-        Scene(15, Photo("coffee"), ((2.0, WEARER, "One cappuccino, please."),
-                                    (6.0, BARISTA, "That will be three euros fifty, please."))),
-        Scene(15, Board(("CAFE LUNA", "CAPPUCCINO 3.50", "SOUP OF THE DAY: TOMATO"), ink=(240, 240, 240),
-                        paper=(40, 70, 50), wall=(120, 90, 60))),
-    )),
-    Recording("20261118_173000", _at(2, 17, 30), (
-        Scene(15, Walk(4.0, sign=("MAPLE STREET",)), ((3.0, TOM, "Hey, it is Tom again. Did you find your keys?"),
-                                                      (8.5, WEARER, "Yes, they were on the shelf."))),
-        Scene(15, Photo("motorcycle")),  # a parked motorbike: only the picture shows it
-    )),
-    Recording("20261118_193000", _at(2, 19, 30), (
-        Scene(15, Board(("LASAGNE", "OVEN 180 C", "45 MIN"), paper=(255, 250, 235), wall=(200, 170, 140)),
-              ((2.0, MARIA, "Dinner is lasagne tonight."),
-               (7.0, WEARER, "I will set the oven to one hundred and eighty degrees."))),
-        Scene(15, Photo("astronaut"), ((3.0, MARIA, "This documentary about the moon landing is great."),)),
-    )),
+    Recording(
+        "20261117_073000",
+        _at(1, 7, 30),
+        (
+            Scene(
+                15,
+                Photo("coffee"),
+                ((1.5, MARIA, "Good morning! I made you a coffee."), (7.5, WEARER, "Thank you Maria. Have you seen my keys?")),
+            ),
+            Scene(
+                15,
+                Board(("BUY MILK", "AND EGGS"), paper=(250, 235, 120), wall=(210, 210, 205)),
+                (
+                    (1.0, MARIA, "Tom said the keys are in the bowl by the kitchen window."),
+                    (8.0, WEARER, "Great. I will buy milk after work."),
+                ),
+            ),
+        ),
+    ),
+    Recording(
+        "20261117_081500",
+        _at(1, 8, 15),
+        (
+            Scene(15, Walk(0.0), ((3.0, WEARER, "Hi Tom!"), (6.0, TOM, "Good morning. The number forty two bus is late again."))),
+            Scene(
+                15,
+                Board(("BUS 42  CITY CENTRE", "NEXT 08:24"), ink=(255, 170, 0), paper=(15, 15, 15), wall=(120, 140, 150)),
+                ((2.0, TOM, "I have to be at the station at nine o'clock."), (9.0, WEARER, "See you tonight, Tom.")),
+            ),
+        ),
+    ),
+    Recording(
+        "20261117_123000",
+        _at(1, 12, 30),
+        (
+            Scene(15, Board(("SCIENCE MUSEUM", "SPACE HALL", "OPEN 10-18"), ink=(255, 255, 255), paper=(30, 60, 140))),
+            Scene(
+                15,
+                Photo("rocket"),
+                ((1.0, WEARER, "Priya, look at this rocket."), (5.0, PRIYA, "The sign says it flew in nineteen sixty nine.")),
+            ),
+            Scene(15, Photo("astronaut"), ((2.0, PRIYA, "I will buy the astronaut poster for my son."),)),
+        ),
+    ),
+    Recording(
+        "GX010042",
+        _at(1, 18, 5),
+        (
+            Scene(15, Photo("chelsea")),  # the cat: nobody mentions it, only the picture shows it
+            Scene(
+                15,
+                Board(("PLUMBER", "FRIDAY 9:30"), paper=(255, 255, 255), wall=(160, 110, 70)),
+                ((3.0, MARIA, "Did you buy the milk?"), (7.0, WEARER, "Yes, two litres.")),
+            ),
+        ),
+        dated_by="metadata",
+    ),
+    Recording(
+        "20261118_073500",
+        _at(2, 7, 35),
+        (
+            Scene(
+                15,
+                Board(("WEDNESDAY", "RECYCLING DAY"), paper=(180, 230, 180), wall=(210, 210, 205)),
+                (
+                    (2.0, WEARER, "I put my keys on the shelf by the front door."),
+                    (8.0, MARIA, "Do not forget, it is recycling day today."),
+                ),
+            ),
+            Scene(15, Walk(2.0, mirror=True), ((3.0, WEARER, "Now I am walking to the train station."),)),
+        ),
+    ),
+    Recording(
+        "20261118_100500",
+        _at(2, 10, 5),
+        (
+            Scene(
+                15,
+                Board(("PROJECT ATLAS", "DEADLINE: FRIDAY 4 PM", "ROOM 214"), ink=(20, 40, 160)),
+                ((2.0, PRIYA, "Hi Tom, thanks for coming."), (6.0, TOM, "Hi Priya. Hello everyone.")),
+            ),
+            Scene(
+                15,
+                Board(("PROJECT ATLAS", "DEADLINE: FRIDAY 4 PM", "ROOM 214"), ink=(20, 40, 160), wall=(170, 170, 160)),
+                ((1.0, TOM, "The budget is twelve thousand euros."), (8.0, PRIYA, "Let us meet again on Monday at ten.")),
+            ),
+        ),
+    ),
+    Recording(
+        "20261118_124500",
+        _at(2, 12, 45),
+        (
+            Scene(
+                15,
+                Photo("coffee"),
+                ((2.0, WEARER, "One cappuccino, please."), (6.0, BARISTA, "That will be three euros fifty, please.")),
+            ),
+            Scene(
+                15,
+                Board(
+                    ("CAFE LUNA", "CAPPUCCINO 3.50", "SOUP OF THE DAY: TOMATO"),
+                    ink=(240, 240, 240),
+                    paper=(40, 70, 50),
+                    wall=(120, 90, 60),
+                ),
+            ),
+        ),
+    ),
+    Recording(
+        "20261118_173000",
+        _at(2, 17, 30),
+        (
+            Scene(
+                15,
+                Walk(4.0, sign=("MAPLE STREET",)),
+                ((3.0, TOM, "Hey, it is Tom again. Did you find your keys?"), (8.5, WEARER, "Yes, they were on the shelf.")),
+            ),
+            Scene(15, Photo("motorcycle")),  # a parked motorbike: only the picture shows it
+        ),
+    ),
+    Recording(
+        "20261118_193000",
+        _at(2, 19, 30),
+        (
+            Scene(
+                15,
+                Board(("LASAGNE", "OVEN 180 C", "45 MIN"), paper=(255, 250, 235), wall=(200, 170, 140)),
+                (
+                    (2.0, MARIA, "Dinner is lasagne tonight."),
+                    (7.0, WEARER, "I will set the oven to one hundred and eighty degrees."),
+                ),
+            ),
+            Scene(15, Photo("astronaut"), ((3.0, MARIA, "This documentary about the moon landing is great."),)),
+        ),
+    ),
 )
 
 
 # --- pictures ------------------------------------------------------------------------------------
+
 
 def photo(name: str) -> np.ndarray:
     """An RGB uint8 photo bundled in the scikit-image wheel (no download)."""
@@ -228,15 +310,33 @@ def pan_frames(image: np.ndarray, seconds: float, seed: int):
         t = i / max(1, n - 1)
         x = int(np.clip(spare_x * (0.3 + 0.4 * t) + shake[i, 0], 0, spare_x))
         y = int(np.clip(spare_y * 0.5 + shake[i, 1], 0, spare_y))
-        yield big[y:y + HEIGHT, x:x + WIDTH]
+        yield big[y : y + HEIGHT, x : x + WIDTH]
 
 
 def walk_source_frames(video: Path = WALK_VIDEO) -> np.ndarray:
     """Every frame of the walk video as RGB (n, HEIGHT, WIDTH, 3) at FPS."""
     if not video.is_file():
         raise FileNotFoundError(f"{video}: the walk footage is missing (../shared/media)")
-    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", str(video), "-map", "0:v:0", "-vf", f"fps={FPS},scale={WIDTH}:{HEIGHT}",
-                          "-f", "rawvideo", "-pix_fmt", "rgb24", "-"], check=True, capture_output=True).stdout
+    raw = subprocess.run(
+        [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-i",
+            str(video),
+            "-map",
+            "0:v:0",
+            "-vf",
+            f"fps={FPS},scale={WIDTH}:{HEIGHT}",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgb24",
+            "-",
+        ],
+        check=True,
+        capture_output=True,
+    ).stdout
     return np.frombuffer(raw, np.uint8).reshape(-1, HEIGHT, WIDTH, 3)
 
 
@@ -261,6 +361,7 @@ def scene_frames(scene: Scene, seed: int, walk_source: np.ndarray):
 
 # --- sound ---------------------------------------------------------------------------------------
 
+
 def speak(voice: str, words: str, workdir: Path) -> np.ndarray:
     """espeak-ng speech as float32 samples at RATE."""
     if shutil.which("espeak-ng") is None:
@@ -269,15 +370,20 @@ def speak(voice: str, words: str, workdir: Path) -> np.ndarray:
     subprocess.run(["espeak-ng", "-v", voice, *SPEECH, "-w", str(out), words], check=True, capture_output=True)
     with wave.open(str(out)) as handle:
         if handle.getframerate() != RATE or handle.getsampwidth() != 2:
-            raise RuntimeError(f"espeak-ng wrote {handle.getframerate()} Hz / {handle.getsampwidth() * 8} bit, expected {RATE} Hz 16 bit")
+            raise RuntimeError(
+                f"espeak-ng wrote {handle.getframerate()} Hz / {handle.getsampwidth() * 8} bit, expected {RATE} Hz 16 bit"
+            )
         samples = np.frombuffer(handle.readframes(handle.getnframes()), np.int16)
     return samples.astype(np.float32) / 32768
 
 
 def walk_ambience(video: Path = WALK_VIDEO) -> np.ndarray:
     """The walk video's own street sound, mono at RATE."""
-    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", str(video), "-map", "0:a:0", "-ac", "1", "-ar", str(RATE),
-                          "-f", "f32le", "-"], check=True, capture_output=True).stdout
+    raw = subprocess.run(
+        ["ffmpeg", "-v", "error", "-i", str(video), "-map", "0:a:0", "-ac", "1", "-ar", str(RATE), "-f", "f32le", "-"],
+        check=True,
+        capture_output=True,
+    ).stdout
     return np.frombuffer(raw, np.float32)
 
 
@@ -290,19 +396,20 @@ def soundtrack(recording: Recording, seed: int, workdir: Path, ambience: np.ndar
         first = round(offset * RATE)
         if isinstance(scene.picture, Walk):
             n = round(scene.seconds * RATE)
-            track[first:first + n] += 0.5 * np.resize(ambience, n)
+            track[first : first + n] += 0.5 * np.resize(ambience, n)
         for at, voice, words in scene.speech:
             voice_samples = speak(voice, words, workdir)
             begin = round((offset + at) * RATE)
             end = min(len(track), begin + len(voice_samples))
             if begin + len(voice_samples) > round((offset + scene.seconds) * RATE):
                 raise ValueError(f"{recording.name}: '{words}' runs past the end of its scene")
-            track[begin:end] += 0.8 * voice_samples[:end - begin]
+            track[begin:end] += 0.8 * voice_samples[: end - begin]
         offset += scene.seconds
     return np.clip(track, -1, 1)
 
 
 # --- files ---------------------------------------------------------------------------------------
+
 
 def file_name(recording: Recording) -> str:
     return recording.name + ".mp4"
@@ -324,11 +431,55 @@ def encode(recording: Recording, out: Path, seed: int, walk_source: np.ndarray, 
             handle.writeframes((soundtrack(recording, seed, workdir, ambience) * 32767).astype(np.int16).tobytes())
         partial = out.with_name(out.name + ".partial.mp4")
         metadata = ["-metadata", f"creation_time={creation_time(recording)}"] if recording.dated_by == "metadata" else []
-        command = ["ffmpeg", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{WIDTH}x{HEIGHT}",
-                   "-r", str(FPS), "-i", "-", "-i", str(audio), "-map", "0:v", "-map", "1:a", "-map_metadata", "-1",
-                   *metadata, "-c:v", "libx264", "-preset", "veryfast", "-crf", "26", "-pix_fmt", "yuv420p",
-                   "-threads", "1", "-c:a", "aac", "-b:a", "64k", "-ar", "44100", "-fflags", "+bitexact",
-                   "-flags:v", "+bitexact", "-flags:a", "+bitexact", "-shortest", str(partial)]
+        command = [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgb24",
+            "-s",
+            f"{WIDTH}x{HEIGHT}",
+            "-r",
+            str(FPS),
+            "-i",
+            "-",
+            "-i",
+            str(audio),
+            "-map",
+            "0:v",
+            "-map",
+            "1:a",
+            "-map_metadata",
+            "-1",
+            *metadata,
+            "-c:v",
+            "libx264",
+            "-preset",
+            "veryfast",
+            "-crf",
+            "26",
+            "-pix_fmt",
+            "yuv420p",
+            "-threads",
+            "1",
+            "-c:a",
+            "aac",
+            "-b:a",
+            "64k",
+            "-ar",
+            "44100",
+            "-fflags",
+            "+bitexact",
+            "-flags:v",
+            "+bitexact",
+            "-flags:a",
+            "+bitexact",
+            "-shortest",
+            str(partial),
+        ]
         errors = workdir / "ffmpeg.log"  # a file, not a pipe: nobody reads a pipe while frames are written
         with open(errors, "wb") as log, subprocess.Popen(command, stdin=subprocess.PIPE, stderr=log) as process:
             assert process.stdin is not None

@@ -13,10 +13,10 @@ import pytest
 from egodesk.cli import main as cli_main
 from egodesk.core.timeutil import parse_iso
 from egodesk.core.types import ABSTENTION
+from egodesk.pipeline.ask import QUESTION_CHARS, QUESTION_TOKENS, shorten
+from egodesk.pipeline.ask import ask as ask_library
 from egodesk.pipeline.library import Library
 from egodesk.reasoning.answerer import MAX_TOKENS, SYSTEM
-from egodesk.reasoning.ask import QUESTION_CHARS, QUESTION_TOKENS, shorten
-from egodesk.reasoning.ask import ask as ask_library
 from tests.badinput.support import egodesk, grounded_or_abstained
 from tests.reasoning.test_answerer import ScriptedLLM
 
@@ -176,9 +176,7 @@ def test_an_answer_that_obeys_instead_of_citing_becomes_the_abstention(library, 
     """The rule itself, with scripted replies (what a weaker model answered in the cases above)."""
     llm = ScriptedLLM(reply)
     answer = ask_library(
-        library.store,
-        library.engines.index_manager,
-        library.engines.embedder,
+        library.memory,
         llm,
         f"{INJECTION} Where is the red umbrella?",
         options=options,

@@ -45,7 +45,7 @@ def test_every_evidence_moment_lies_inside_its_recording_and_before_the_question
 
 def test_interleaved_questions_cover_every_class_first():
     questions = interleaved(load_questions())
-    assert {q.bench.category for q in questions[:len(CLASSES)]} == CLASSES
+    assert {q.bench.category for q in questions[: len(CLASSES)]} == CLASSES
     assert sorted(q.bench.id for q in questions) == sorted(q.bench.id for q in load_questions())
 
 
@@ -76,47 +76,59 @@ def test_a_bad_questions_file_is_refused_with_its_line(tmp_path):
         load_questions(path)
 
 
-@pytest.mark.parametrize(("text", "words"), [
-    ("The next bus was at 08:24.", ["the", "next", "bus", "was", "at", "8:24"]),
-    ("forty-two and twelve thousand euros", ["42", "and", "12000", "euros"]),
-    ("one hundred and eighty degrees, twice", ["180", "degrees", "2"]),
-    ("nineteen sixty nine", ["19", "69"]),
-    ("R00M214 / FRIDAY9:30", ["r", "00", "m", "214", "friday", "9:30"]),
-    ("It costs 3.50, or 12,000 in total. Café!", ["it", "costs", "3.50", "or", "12000", "in", "total", "cafe"]),
-])
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("The next bus was at 08:24.", ["the", "next", "bus", "was", "at", "8:24"]),
+        ("forty-two and twelve thousand euros", ["42", "and", "12000", "euros"]),
+        ("one hundred and eighty degrees, twice", ["180", "degrees", "2"]),
+        ("nineteen sixty nine", ["19", "69"]),
+        ("R00M214 / FRIDAY9:30", ["r", "00", "m", "214", "friday", "9:30"]),
+        ("It costs 3.50, or 12,000 in total. Café!", ["it", "costs", "3.50", "or", "12000", "in", "total", "cafe"]),
+    ],
+)
 def test_normalize(text, words):
     assert normalize(text) == words
 
 
-@pytest.mark.parametrize(("answer", "accept", "right"), [
-    ("I saw it twice.", ["2"], True),
-    ("You had coffee two times.", ["2"], True),
-    ("Twelve times.", ["2"], False),  # a number inside another is no match
-    ("The budget is twelve thousand euros.", ["12000"], True),
-    ("The whiteboard said ROOM 214", ["214"], True),
-    ("It said R00M214.", ["214"], True),  # what the OCR writes
-    ("At 8:24 in the morning", ["8:24"], True),
-    ("At 8:42", ["8:24"], False),
-    ("This season was great", ["son"], False),
-    ("Priya and Tom were there", [["priya", "tom"]], True),
-    ("Priya was there", [["priya", "tom"]], False),
-    ("They are in the kitchen drawer.", ["shelf"], False),
-])
+@pytest.mark.parametrize(
+    ("answer", "accept", "right"),
+    [
+        ("I saw it twice.", ["2"], True),
+        ("You had coffee two times.", ["2"], True),
+        ("Twelve times.", ["2"], False),  # a number inside another is no match
+        ("The budget is twelve thousand euros.", ["12000"], True),
+        ("The whiteboard said ROOM 214", ["214"], True),
+        ("It said R00M214.", ["214"], True),  # what the OCR writes
+        ("At 8:24 in the morning", ["8:24"], True),
+        ("At 8:42", ["8:24"], False),
+        ("This season was great", ["son"], False),
+        ("Priya and Tom were there", [["priya", "tom"]], True),
+        ("Priya was there", [["priya", "tom"]], False),
+        ("They are in the kitchen drawer.", ["shelf"], False),
+    ],
+)
 def test_judge(answer, accept, right):
     assert is_right(answer, accept) is right
 
 
 def _probe_streams(path: Path) -> dict:
-    out = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=codec_name,codec_type", "-of", "json", str(path)],
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["ffprobe", "-v", "error", "-show_entries", "stream=codec_name,codec_type", "-of", "json", str(path)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return {s["codec_type"]: s["codec_name"] for s in json.loads(out)["streams"]}
 
 
 def test_a_recording_is_real_h264_aac_reproducible_and_dated(tmp_path, monkeypatch):
     """A short recording built from the same parts as the day (walk, photo, board, two voices)."""
-    short = (day.Scene(2, day.Walk(1.0, sign=("MAPLE STREET",)), ((0.2, day.TOM, "Hi."),)),
-             day.Scene(2, day.Photo("chelsea")),
-             day.Scene(2, day.Board(("BUS 42",)), ((0.1, day.MARIA, "Bus."),)))
+    short = (
+        day.Scene(2, day.Walk(1.0, sign=("MAPLE STREET",)), ((0.2, day.TOM, "Hi."),)),
+        day.Scene(2, day.Photo("chelsea")),
+        day.Scene(2, day.Board(("BUS 42",)), ((0.1, day.MARIA, "Bus."),)),
+    )
     plan = (replace(day.DAY[0], scenes=short), replace(day.DAY[3], scenes=short[:1]))
     monkeypatch.setattr(day, "DAY", plan)
     first = day.make_day(tmp_path / "a", log=lambda line: None)
@@ -129,7 +141,10 @@ def test_a_recording_is_real_h264_aac_reproducible_and_dated(tmp_path, monkeypat
         info = probe(path)
         assert _probe_streams(path) == {"video": "h264", "audio": "aac"}
         assert info.duration == pytest.approx(recording.seconds, abs=0.1)
-        assert recording_start(path, info) == (to_ts(recording.start), "metadata" if recording.dated_by == "metadata" else "filename")
+        assert recording_start(path, info) == (
+            to_ts(recording.start),
+            "metadata" if recording.dated_by == "metadata" else "filename",
+        )
 
 
 @pytest.mark.slow
@@ -139,8 +154,22 @@ def test_the_test_day_end_to_end_holds_its_floors(tmp_path):
     The LLM memories are off to fit the slow suite. Under a load of ~15 on 2 cores the import took 9
     minutes and an llm-quality answer several minutes: run it on idle cores."""
     report = tmp_path / "report.json"
-    subprocess.run([sys.executable, str(REPO / "benchmarks" / "test_day.py"), "--no-memories", "--limit", "10",
-                    "--strategies", "hybrid,auto", "--json", str(report)], check=True, cwd=REPO, timeout=60 * 60)
+    subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "test_day.py"),
+            "--no-memories",
+            "--limit",
+            "10",
+            "--strategies",
+            "hybrid,auto",
+            "--json",
+            str(report),
+        ],
+        check=True,
+        cwd=REPO,
+        timeout=60 * 60,
+    )
     data = json.loads(report.read_text(encoding="utf-8"))
     ask = data["ask"]["summary"]
     assert ask["questions"] == 10
