@@ -32,8 +32,9 @@ from egodesk.retrieval.registry import make_strategy
 QUESTION_CHARS = 800
 QUESTION_TOKENS = 300
 # A date or time already in an answer: "7 May 2023", "10:42", "yesterday", "Tuesday", "in the morning".
+# A bare number is not one: a file name such as "20261117_180500" copied from the evidence tells nobody when.
 _SAYS_WHEN = re.compile(
-    r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)[a-z]*\b|"
+    r"\b\d{1,2}:\d{2}\b|\b(?:19|20)\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)[a-z]*\b|"
     r"\b(?:yesterday|today|morning|afternoon|evening|night|noon|week|month|year)\b",
     re.I,
 )

@@ -94,6 +94,8 @@ def test_a_when_question_is_answered_with_the_moments_day_and_time():
     assert with_when(answer) == "When I was in the garden, on Wed 13 March 2024 at 10:02"
     answer.text = "On 13 March at 10:02"
     assert with_when(answer) == "On 13 March at 10:02"
+    answer.text = "At 20240313_100205"  # a file name copied from the evidence names no time
+    assert with_when(answer) == "At 20240313_100205, on Wed 13 March 2024 at 10:02"
 
 
 def test_windows_are_described_as_people_read_them():
