@@ -72,7 +72,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    from egodesk.pipeline.runner import running_worker
+    from egodesk.pipeline.runner import running_worker, wait_until_no_writer
     from egodesk.pipeline.worker import stop_process
 
     library = _library()
@@ -81,6 +81,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
         print("no worker is running", file=sys.stderr)
         return 0
     stop_process(pid)
+    wait_until_no_writer(library.paths)
     print(f"cancelled the worker ({pid}); {library.mark_cancelled()} stage(s) left resumable", file=sys.stderr)
     return 0
 

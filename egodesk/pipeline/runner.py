@@ -62,6 +62,18 @@ def worker_lock(paths: LibraryPaths) -> Iterator[bool]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def wait_until_no_writer(paths: LibraryPaths, timeout_s: float = 5.0) -> bool:
+    """After ending a worker: True once no process holds the writer lock. A killed process's main thread
+    shows as a zombie while its other threads (a model call) are still being torn down, holding the
+    lock's file open; its jobs may be marked cancelled only after that."""
+    deadline = time.monotonic() + timeout_s
+    while running_worker(paths) is not None:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def running_worker(paths: LibraryPaths) -> int | None:
     """The pid of the process holding the library's writer lock, if any (-1: held, its pid not yet
     written: a writer that took the lock this instant)."""

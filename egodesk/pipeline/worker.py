@@ -23,7 +23,6 @@ from egodesk.core.paths import LibraryPaths
 from egodesk.core.types import Progress
 
 CANCEL_GRACE_S = 1.0
-KILL_WAIT_S = 5.0  # a killed process that has not exited by then is stuck in the kernel
 
 
 def start_worker(paths: LibraryPaths, detached: bool) -> subprocess.Popen:
@@ -56,13 +55,8 @@ def stop_process(pid: int, grace_s: float = CANCEL_GRACE_S) -> bool:
     try:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
-        return True
-    _reap(pid, block=True)  # our child: gone once reaped
-    # Not our child (a detached worker): SIGKILL is delivered, not done; until the process has exited it
-    # still holds the library's writer lock, and marking its jobs cancelled would find the lock taken.
-    deadline = time.monotonic() + KILL_WAIT_S
-    while process_alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.02)
+        pass
+    _reap(pid, block=True)
     return True
 
 
