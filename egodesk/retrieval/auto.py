@@ -12,13 +12,13 @@ statements cut from it are one moment, so members that rank different units of o
   (LoCoMo's turns answer one another);
 - `timeaware`: EgoCITE's rounds over the atomic views, with cue-word coverage and chronological
   curation for "first/last time", "right after", "usually".
-Weights, chosen on the per-category Hit@5 of three sets together (LoCoMo, epic-dev and a clock-window
-set derived from epic-dev by benchmarks/window_questions.py; all-MiniLM-L6-v2): `context` 2, `hybrid`
-0.25, `timeaware` 1 for a question with temporal intent ("last time", "right after", "usually", "when",
-a named time) and 0.25 for the rest. Equal weights lost LoCoMo Hit@5 0.632 (context alone) -> 0.576:
-timeaware's cue-word pool ranks the wrong speaker's turn on LoCoMo's adversarial questions (0.42
-alone); with these weights LoCoMo is 0.622, epic-dev 0.993, the window set 0.992, every category above
-hybrid's. A member that pinpointed a moment (`timeaware` found a first/last occurrence holding the
+Weights: `context` 2, `timeaware` 1 for a question with temporal intent ("last time", "right after",
+"usually", "when", a named time); a member of weight 0 (`hybrid`, and `timeaware` for the rest) is not
+run, because on the 200-hour scale library each member's first use costs seconds (5.5 s for the first
+question with all three, over the 2 s bound). Measured on per-category Hit@5 with all-MiniLM-L6-v2 this
+is LoCoMo 0.631, epic-dev 0.997, the derived clock-window set 0.983 (hybrid 0.994); with hybrid 0.25
+and timeaware 0.25 on plain questions the window set reached 0.992 and LoCoMo 0.622, at that cold cost.
+A member that pinpointed a moment (`timeaware` found a first/last occurrence holding the
 event's words, and what came right after it) is sure of this question: the pinpointed moment stays on
 top and that member's weight is multiplied by PINPOINT_WEIGHT. That is a decision from how well the units
 match the question; it puts epic-dev's one right repeat of "take paper" first and keeps its runners-up
@@ -37,8 +37,8 @@ from egodesk.retrieval.parent import Hybrid
 from egodesk.retrieval.timeaware import TimeAware
 
 MEMBERS: tuple[type[Strategy], ...] = (Hybrid, Context, TimeAware)
-WEIGHTS = {"hybrid": 0.25, "context": 2.0, "timeaware": 1.0}
-PLAIN_TIMEAWARE = 0.25  # timeaware's weight for a question without temporal intent
+WEIGHTS = {"hybrid": 0.0, "context": 2.0, "timeaware": 1.0}
+PLAIN_TIMEAWARE = 0.0  # timeaware's weight for a question without temporal intent
 FUSION_K0 = 20  # a short list: the top ranks of each member should count for more than RRF's usual 60
 PINPOINT_WEIGHT = 3.0  # a member sure of the moment outweighs the others agreeing on another
 POOL_FACTOR = 2  # each member ranks this many times k, so a moment low in one list can still be lifted
@@ -70,6 +70,8 @@ class Auto(Strategy):
         pinned: list[int] = []
         weights: dict[str, float] = {}
         for order, member in enumerate(self.members()):
+            if not self._weight(member.name, query):
+                continue  # a member that cannot count is not run: on a 200-hour library its first use costs seconds
             found = member.retrieve(pool)
             weights[member.name] = self._weight(member.name, query) * (
                 PINPOINT_WEIGHT if any(ev.pinpointed for ev in found) else 1.0
