@@ -400,6 +400,6 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.runner.cancel_all()  # end the workers without waiting on them
-        self.player.release_media()  # the engine's threads end now, not in a destructor holding the GIL
+        self.player.retire()  # the engine's threads end now, not in a destructor holding the GIL
         self.save_layout()
         event.accept()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import QObject, Qt, QUrl, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtMultimedia import QAudioOutput, QMediaMetaData, QMediaPlayer, QVideoFrame
 from PySide6.QtMultimediaWidgets import QVideoWidget
@@ -29,6 +29,7 @@ from egodesk.gui import media_calls
 from egodesk.gui.formatting import fmt_duration, frame_center
 
 SPEEDS = (0.25, 0.5, 1.0, 1.5, 2.0, 4.0)
+_RETIRED: list[QObject] = []  # media objects of closed players, kept alive (see Player.retire)
 SEEK_STEP_S = 5.0
 DEFAULT_FPS = 30.0
 
@@ -172,6 +173,17 @@ class Player(QWidget):
         media_calls.stop(self.media)
         media_calls.set_source(self.media, QUrl())
         self.path, self._loaded = None, False
+
+    def retire(self) -> None:
+        """The window is closing: release the media, then keep the player and its audio output alive
+        for the rest of the process instead of destroying them with the window. The FFmpeg engine ends
+        its threads asynchronously, and those threads call virtuals of these PySide-made objects while
+        they wind down; destroyed under them, that is a use-after-free (a CI run segfaulted in a Qt
+        thread while a test window closed). Two small idle objects per closed window is the price."""
+        self.release_media()
+        for media_object in (self.media, self.audio):
+            media_object.setParent(None)
+            _RETIRED.append(media_object)
 
     @property
     def loaded(self) -> bool:

@@ -37,9 +37,9 @@ def test_import_ask_and_jump_to_the_evidence(qtbot, empty_window, composite_clip
     dialog = window.open_import_dialog()
     dialog.add_paths([composite_clip])
     dialog.start()
-    qtbot.waitUntil(lambda: any(f.state == "indexed" for f in window.library.footage()), timeout=INDEX_MS)
-    window.refresh_library()
-    [footage] = window.library.footage()
+    # the window's own view of the library: polling the database from this thread would itself stall it
+    qtbot.waitUntil(lambda: any(f.state == "indexed" for f in window.view.footage.values()), timeout=INDEX_MS)
+    [footage] = window.view.footage.values()
     item = window.library_panel.item_for(footage.id)
     qtbot.waitUntil(lambda: "ndexed" in " ".join(item.text(i) for i in range(item.columnCount())), timeout=10_000)
 
