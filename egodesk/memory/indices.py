@@ -215,6 +215,17 @@ class IndexManager:
         """Live vectors in the space's index (0 for an unknown space)."""
         return len(self._space(space).live)
 
+    def has_vectors(self, space: str) -> bool:
+        """Whether the space holds any live vector, without loading its index when it is not loaded
+        yet: strategies ask this of every space they might search, and loading one of a big library
+        (checksum, graph, labels) costs a large share of a second."""
+        with self._lock:
+            sp = self._spaces.get(space)
+        if sp is not None:
+            return bool(sp.live)
+        with self.store.session() as s:
+            return s.scalar(select(Vector.unit_id).where(Vector.space == space).limit(1)) is not None
+
     def model_id(self, space: str) -> str:
         return self._space(space).model_id
 

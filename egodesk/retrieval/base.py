@@ -100,7 +100,7 @@ class Memory:
         return self.cached("days", lambda: _days(self.catalog()))
 
     def has(self, space: str) -> bool:
-        return self.indices.count(space) > 0
+        return self.indices.has_vectors(space)
 
     def dense(self, space: str, vector: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
         """Top-k (catalog row, cosine) of a vector space, restricted to a catalog row mask."""

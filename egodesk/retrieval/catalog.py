@@ -5,7 +5,9 @@ parent, text), and one SQL round trip per candidate would eat the latency budget
 set of numpy columns loaded in one query and reloaded only when the unit table changed (its row count
 or largest id moved). It is on the path of a library's first question, so it is read straight from
 the driver into numpy (SQLAlchemy's row processing and JSON decoding made 175k units take 2.8 s of
-CPU; now 0.5 s) and each unit's JSON meta is decoded only when read: most never are.
+CPU; now 0.5 s). The JSON meta column is read from the database only when a strategy first reads a
+unit's meta (only `records` does; a quarter of the first question's catalog time at 200 hours) and
+each unit's meta is decoded only when read: most never are.
 """
 
 from __future__ import annotations
@@ -150,16 +152,37 @@ def _stamp(store: Store) -> tuple[int, int]:
 
 
 class LazyJSON(Sequence):
-    """A column of JSON texts, each decoded when it is read."""
+    """A column of JSON texts aligned with the snapshot's ids: read from the store on first use, each
+    text decoded when it is read. A unit deleted since the snapshot was taken reads as None."""
 
-    def __init__(self, raw: Sequence[str | None]):
-        self._raw = raw
+    def __init__(self, store: Store, ids: np.ndarray):
+        self._store, self._ids = store, ids
+        self._raw: list[str | None] | None = None
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
-        return len(self._raw)
+        return len(self._ids)
+
+    def _column(self) -> list[str | None]:
+        with self._lock:
+            if self._raw is None:
+                raw: list[str | None] = [None] * len(self._ids)
+                if len(self._ids):
+                    with self._store.session() as s:
+                        cursor = s.connection().connection.driver_connection.execute(
+                            f"SELECT id, meta FROM {Unit.__tablename__} WHERE id <= ? ORDER BY id", (int(self._ids[-1]),)
+                        )
+                        found = cursor.fetchall()
+                    ids = np.fromiter((row[0] for row in found), dtype=np.int64, count=len(found))
+                    pos = np.searchsorted(self._ids, ids)
+                    for (_, meta), at, unit_id in zip(found, pos.tolist(), ids.tolist()):
+                        if at < len(self._ids) and self._ids[at] == unit_id:
+                            raw[at] = meta
+                self._raw = raw
+            return self._raw
 
     def __getitem__(self, row: int) -> dict | None:
-        raw = self._raw[row]
+        raw = self._column()[row]
         return None if raw is None else json.loads(raw)
 
 
@@ -175,12 +198,11 @@ _ROW = np.dtype(
         ("kind", "O"),
         ("view", "O"),
         ("text", "O"),
-        ("meta", "O"),
     ]
 )
 _SELECT = (
     "SELECT id, footage_id, coalesce(clip_id, -1), coalesce(parent_id, -1), start_ts, end_ts, kind, coalesce(view, ''), "
-    "coalesce(text, ''), meta FROM {table} ORDER BY id"
+    "coalesce(text, '') FROM {table} ORDER BY id"
 )
 
 
@@ -189,8 +211,9 @@ def load_catalog(store: Store) -> Catalog:
         cursor = s.connection().connection.driver_connection.execute(_SELECT.format(table=Unit.__tablename__))
         rows = np.fromiter(cursor, dtype=_ROW)
         titles = {fid: title or str(fid) for fid, title in s.execute(select(Footage.id, Footage.title))}
+    ids = rows["id"].copy()
     return Catalog(
-        ids=rows["id"].copy(),
+        ids=ids,
         footage=rows["footage"].copy(),
         clip=rows["clip"].copy(),
         parent=rows["parent"].copy(),
@@ -199,7 +222,7 @@ def load_catalog(store: Store) -> Catalog:
         kind=rows["kind"].copy(),
         view=rows["view"].copy(),
         text=rows["text"].tolist(),
-        meta=LazyJSON(rows["meta"].copy()),
+        meta=LazyJSON(store, ids),
         titles=titles,
         stamp=(len(rows), int(rows["id"][-1]) if len(rows) else 0),
     )

@@ -260,3 +260,14 @@ def test_removal_by_a_fresh_manager_is_saved(store, lib_paths, units, caplog):
     with caplog.at_level(logging.DEBUG, logger="egodesk.memory.indices"):
         assert IndexManager(store, lib_paths.indices).count("caption") == 20
     assert not caplog.records
+
+
+def test_whether_a_space_has_vectors_is_known_without_loading_its_index(store, lib_paths, units):
+    first = IndexManager(store, lib_paths.indices)
+    first.add("caption", units[:5], vectors(5), "m")
+    first.save()
+    second = IndexManager(store, lib_paths.indices)
+    assert second.has_vectors("caption") and not second.has_vectors("transcript")
+    assert second._spaces == {}  # nothing was loaded: a big library's index costs a large share of a second
+    second.remove("caption", units[:5])
+    assert not second.has_vectors("caption")  # a loaded space answers from its live labels
