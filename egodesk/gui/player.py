@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QUrl, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtMultimedia import QAudioOutput, QMediaMetaData, QMediaPlayer, QVideoFrame
+from PySide6.QtMultimedia import QAudioOutput, QMediaDevices, QMediaMetaData, QMediaPlayer, QVideoFrame
 from PySide6.QtMultimediaWidgets import QVideoWidget
 from PySide6.QtWidgets import (
     QComboBox,
@@ -52,7 +52,9 @@ class Player(QWidget):
 
         self.media = QMediaPlayer(self)
         self.audio = QAudioOutput(self)
-        self.media.setAudioOutput(self.audio)
+        self._devices = QMediaDevices(self)
+        self._devices.audioOutputsChanged.connect(self._attach_audio)
+        self._attach_audio()
         self.video = QVideoWidget(self)
         self.video.setObjectName("video")
         self.media.setVideoOutput(self.video)
@@ -173,6 +175,13 @@ class Player(QWidget):
         media_calls.stop(self.media)
         media_calls.set_source(self.media, QUrl())
         self.path, self._loaded = None, False
+
+    def _attach_audio(self) -> None:
+        """Play sound once the system has an audio output. Without one (a headless machine, a server
+        with no sound card) the engine is given no audio output at all: its audio thread would only
+        fail to open a device, and it is the thread that calls back into PySide-made objects."""
+        if self.media.audioOutput() is None and QMediaDevices.audioOutputs():
+            self.media.setAudioOutput(self.audio)
 
     def retire(self) -> None:
         """The window is closing: release the media, then keep the player and its audio output alive
