@@ -24,6 +24,7 @@ import numpy as np
 
 from egodesk.core.timeutil import format_ts
 from egodesk.perception import prompts
+from egodesk.perception.chat_server import ChatServer, ServerError
 
 if TYPE_CHECKING:
     from egodesk.core.settings import Settings
@@ -219,14 +220,6 @@ class _ImagesRejected(Exception):
     pass
 
 
-def chat_endpoint(url: str) -> str:
-    """Accept 'http://host:port', '.../v1' or the full '.../v1/chat/completions'."""
-    url = url.strip().rstrip("/")
-    if url.endswith("/chat/completions"):
-        return url
-    return url + ("/chat/completions" if url.endswith("/v1") else "/v1/chat/completions")
-
-
 class ServerCaptioner:
     """An OpenAI-compatible /v1/chat/completions server. Sends keyframes as base64 JPEG data URLs;
     if the server refuses image parts it retries once text-only and keeps to text from then on."""
@@ -234,20 +227,16 @@ class ServerCaptioner:
     needs_images = True  # whether the pipeline must decode keyframe pixels for it
 
     def __init__(self, url: str, model: str = "", timeout: float = 120.0, max_tokens: int = 300, transport: Any = None):
-        import httpx
-
         if not url.strip():
             raise CaptionerError("the server captioner needs a server URL (Settings: Server URL)")
-        self.endpoint = chat_endpoint(url)
+        self.server = ChatServer(url, timeout=timeout, transport=transport)
+        self.endpoint = self.server.endpoint
         self.model = model
         self.max_tokens = max_tokens
         self.text_only = False
-        # connect fails fast (a closed port); reading waits as long as the user allows.
-        self._client = httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)), transport=transport)
-        self.timeout = timeout
 
     def close(self) -> None:
-        self._client.close()
+        self.server.close()
 
     def caption(self, ctx: ClipContext) -> str:
         if self.text_only or not any(f.image is not None for f in ctx.keyframes):
@@ -261,40 +250,16 @@ class ServerCaptioner:
         return text
 
     def _ask(self, messages: list[dict[str, Any]], images: bool) -> str:
-        import httpx
-
         body: dict[str, Any] = {"messages": messages, "max_tokens": self.max_tokens, "temperature": 0.2}
         if self.model:
             body["model"] = self.model
         try:
-            response = self._client.post(self.endpoint, json=body)
-        except httpx.ConnectError as exc:
-            raise CaptionerError(f"{self.endpoint}: cannot connect (is the server running?) ({exc})") from exc
-        except httpx.TimeoutException as exc:
-            raise CaptionerError(f"{self.endpoint}: no answer within {self.timeout:g} s") from exc
-        except httpx.HTTPError as exc:
-            raise CaptionerError(f"{self.endpoint}: request failed ({exc})") from exc
-        if response.status_code >= 400:
-            reason = _error_reason(response)
-            if images and response.status_code in IMAGE_REJECT_STATUSES:
-                raise _ImagesRejected(f"HTTP {response.status_code}: {reason}")
-            raise CaptionerError(f"{self.endpoint}: HTTP {response.status_code} ({reason})")
-        try:
-            data = response.json()
-        except ValueError:
-            raise CaptionerError(f"{self.endpoint}: malformed response (not JSON): {response.text[:200]!r}") from None
+            data = self.server.post(body)
+        except ServerError as exc:
+            if images and exc.status in IMAGE_REJECT_STATUSES:
+                raise _ImagesRejected(str(exc)) from exc
+            raise CaptionerError(str(exc)) from exc
         return _reply_text(data, self.endpoint)
-
-
-def _error_reason(response: Any) -> str:
-    try:
-        error = response.json().get("error")
-        message = error.get("message") if isinstance(error, dict) else error
-        if message:
-            return str(message)[:300]
-    except (ValueError, AttributeError):
-        pass
-    return response.text[:300] or response.reason_phrase
 
 
 # --------------------------------------------------------------------------------------------------- vlm

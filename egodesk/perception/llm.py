@@ -14,6 +14,8 @@ import math
 from pathlib import Path
 from typing import Any, Protocol
 
+from egodesk.perception.chat_server import ChatServer, ServerError
+
 log = logging.getLogger(__name__)
 
 Messages = list[dict[str, Any]]
@@ -150,32 +152,19 @@ class LocalLLM:
 class ServerLLM:
     """An OpenAI-compatible chat server (llama.cpp server, vLLM, Ollama) at a URL the user gave."""
 
-    def __init__(self, url: str, model: str = "", timeout: float = 120.0):
-        import httpx
-
-        if not url:
+    def __init__(self, url: str, model: str = "", timeout: float = 120.0, transport: Any = None):
+        if not url.strip():
             raise LLMError("no server URL is configured (Settings > Models > Server URL)")
-        self.url = url.rstrip("/")
+        self.server = ChatServer(url, timeout=timeout, transport=transport)
+        self.url = self.server.endpoint
         self.model_id = model or "server"
         self.timeout = timeout
-        # connecting fails fast (a closed port); an answer may take as long as the user allows
-        self._client = httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))
 
     def _post(self, body: dict) -> dict:
-        import httpx
-
         try:
-            response = self._client.post(f"{self.url}/chat/completions", json=body)
-            response.raise_for_status()
-            return response.json()
-        except httpx.TimeoutException as exc:
-            raise LLMError(f"{self.url}: the server did not answer within {self.timeout:g} s ({exc})") from exc
-        except httpx.HTTPStatusError as exc:
-            raise LLMError(f"{self.url}: HTTP {exc.response.status_code}: {exc.response.text[:300]}") from exc
-        except httpx.HTTPError as exc:
-            raise LLMError(f"{self.url}: cannot reach the server (is it running?) ({exc})") from exc
-        except ValueError as exc:
-            raise LLMError(f"{self.url}: the reply is not JSON ({exc})") from exc
+            return self.server.post(body)
+        except ServerError as exc:
+            raise LLMError(str(exc)) from exc
 
     def chat(
         self, messages: Messages, max_tokens: int = 256, temperature: float = 0.0, schema: dict | None = None

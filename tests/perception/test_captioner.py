@@ -24,10 +24,10 @@ from egodesk.perception.captioner import (
     ServerCaptioner,
     VlmCaptioner,
     build_messages,
-    chat_endpoint,
     make_captioner,
     short_label,
 )
+from egodesk.perception.chat_server import chat_endpoint
 from egodesk.perception.tagger import make_tagger
 from tests.perception.test_tagger import walk_frames
 
