@@ -14,9 +14,9 @@ from egodesk import __version__
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
-    from egodesk.core.manifest import check_file, load_manifest
+    from egodesk.core.manifest import check_role, load_manifest
     from egodesk.core.model_install import InstallError, default_cache, install_all
-    from egodesk.core.paths import bundled_models_dir
+    from egodesk.core.paths import LibraryPaths, bundled_models_dir
 
     manifest = load_manifest()
     root = bundled_models_dir()
@@ -28,9 +28,9 @@ def _cmd_models(args: argparse.Namespace) -> int:
             return 1
         return 0
     rows = []
+    user_models = LibraryPaths.default().user_models  # the folders the app and `egodesk doctor` look in
     for spec in manifest.values():
-        for file in spec.files:
-            check = check_file(root / spec.role / file.name, file, full=args.action == "verify")
+        for file, check in zip(spec.files, check_role(spec, user_models, full=args.action == "verify").files):
             rows.append(
                 {
                     "role": spec.role,

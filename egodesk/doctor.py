@@ -16,7 +16,7 @@ from importlib import metadata
 from pathlib import Path
 
 from egodesk import __version__
-from egodesk.core.manifest import check_file, load_manifest, role_dirs
+from egodesk.core.manifest import check_role, load_manifest
 from egodesk.core.paths import LibraryPaths, project_root
 
 MIN_FREE_BYTES = 2 * 1024**3
@@ -112,18 +112,12 @@ def check_models(user_models: Path | None) -> list[Check]:
         if not spec.files:
             checks.append(_check_package_model(spec))
             continue
-        problems, where = [], None
-        for folder in role_dirs(spec.role, user_models):
-            results = [check_file(folder / f.name, f, full=True) for f in spec.files]
-            if all(r.ok for r in results):
-                where = folder
-                break
-            problems = [f"{r.path.name}: {r.reason}" for r in results if not r.ok]
-        detail = f"{spec.upstream} in {where}" if where else "; ".join(problems)
+        found = check_role(spec, user_models, full=True)
+        detail = f"{spec.upstream} in {found.folder}" if found.ok else found.problems
         checks.append(
             Check(
                 f"model {spec.role}",
-                where is not None,
+                found.ok,
                 detail,
                 f"{SETUP_FIX} (re-assembles and re-verifies the model files)",
                 spec.required,

@@ -162,13 +162,46 @@ def role_dirs(role: str, user_models: Path | None = None) -> list[Path]:
     return dirs + [bundled_models_dir() / role]
 
 
+@dataclass(frozen=True)
+class RoleCheck:
+    """Where a role's model is and whether it can be trusted: `folder` holds every file, each passing
+    (None: no folder does, and `files` says what is wrong in the one that came closest)."""
+
+    spec: ModelSpec
+    folder: Path | None
+    files: tuple[FileCheck, ...]
+
+    @property
+    def ok(self) -> bool:
+        return self.folder is not None or not self.spec.files
+
+    @property
+    def problems(self) -> str:
+        return "; ".join(f"{c.path.name}: {c.reason}" for c in self.files if not c.ok)
+
+
+def check_role(spec: ModelSpec, user_models: Path | None = None, full: bool = False) -> RoleCheck:
+    """The one model check (the models themselves when they load, `egodesk doctor`, `egodesk models
+    list/verify`, the model manager): the role's folders, the user's first; the first whose every file
+    passes is where the model is (`full` rehashes each file; otherwise a matching stamp suffices).
+    When none passes, the checks of the first folder holding any of its files (else the bundled one)
+    say why."""
+    tried: list[tuple[Path, tuple[FileCheck, ...]]] = []
+    for folder in role_dirs(spec.role, user_models):
+        checks = tuple(check_file(folder / f.name, f, full=full) for f in spec.files)
+        if all(c.ok for c in checks):
+            return RoleCheck(spec, folder, checks)
+        tried.append((folder, checks))
+    closest = next((checks for _, checks in tried if any(c.reason != "missing" for c in checks)), tried[-1][1])
+    return RoleCheck(spec, None, closest)
+
+
 def locate(role: str, user_models: Path | None = None, manifest: dict[str, ModelSpec] | None = None) -> Path:
     """The folder holding every file of `role` (checked by size and stamp). Raises ModelMissing."""
-    spec = (manifest or load_manifest())[role]
-    for folder in role_dirs(role, user_models):
-        if all(check_file(folder / f.name, f, full=False).ok for f in spec.files):
-            return folder
-    raise ModelMissing(role, role_dirs(role, user_models))
+    found = check_role((manifest or load_manifest())[role], user_models).folder
+    if found is None:
+        raise ModelMissing(role, role_dirs(role, user_models))
+    return found
 
 
 def locate_file(role: str, user_models: Path | None = None) -> Path:

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from egodesk.core.manifest import check_file, load_manifest, role_dirs
+from egodesk.core.manifest import check_role, load_manifest
 from egodesk.core.settings import Settings
 from egodesk.gui import ops
 from egodesk.gui.tasks import TaskRunner
@@ -96,11 +96,6 @@ class ModelManager(QDialog):
 
     # -- the manifest's models -------------------------------------------------------------------
 
-    def folder_of(self, role: str) -> Path:
-        spec = self.manifest[role]
-        dirs = role_dirs(role, self.user_models)
-        return next((d for d in dirs if spec.files and (d / spec.files[0].name).exists()), dirs[-1])
-
     def refresh(self, full: dict[str, list[tuple[str, bool, str]]] | None = None) -> None:
         """Fill the table; `full` holds the results of a sha256 verification when one was run."""
         self.table.setRowCount(0)
@@ -111,10 +106,9 @@ class ModelManager(QDialog):
                 reason = "; ".join(r[2] for r in results if not r[1])
                 status = "sha256 verified" if ok else f"damaged: {reason}"
             else:
-                folder = self.folder_of(role)
-                checks = [check_file(folder / f.name, f, full=False) for f in spec.files]
-                ok = all(c.ok for c in checks)
-                status = "ok (size and stamp)" if ok else "; ".join(f"{c.path.name}: {c.reason}" for c in checks if not c.ok)
+                found = check_role(spec, self.user_models)
+                ok = found.ok
+                status = "ok (size and stamp)" if ok else found.problems
             row = self.table.rowCount()
             self.table.insertRow(row)
             cells = (
@@ -167,7 +161,12 @@ class ModelManager(QDialog):
         if row < 0:
             show_message(self.status, "Select a model first.", "error")
             return
-        QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.folder_of(self.table.item(row, 0).text()))))
+        found = check_role(self.manifest[self.table.item(row, 0).text()], self.user_models)
+        folder = found.folder or (found.files[0].path.parent if found.files else None)
+        if folder is None:
+            show_message(self.status, "This model comes inside a Python package; it has no folder of its own.")
+            return
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
 
     # -- adding a model --------------------------------------------------------------------------
 

@@ -6,7 +6,6 @@ opens the library itself from its root folder, and returns plain picklable data.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -61,71 +60,29 @@ def forget(ctx: WorkerContext, root: str, footage_id: int, start: float | None =
 
 
 def verify_models(ctx: WorkerContext, user_models: str) -> dict[str, list[tuple[str, bool, str]]]:
-    """Full sha256 check of every manifest file: role -> [(path, ok, reason)]."""
-    from egodesk.core.manifest import check_file, load_manifest, role_dirs
+    """Full sha256 check of every manifest model (`check_role`, as `egodesk doctor` does): role ->
+    [(path, ok, reason)]."""
+    from egodesk.core.manifest import check_role, load_manifest
     from egodesk.core.types import Progress
 
     manifest = load_manifest()
-    total = sum(len(spec.files) for spec in manifest.values())
     out: dict[str, list[tuple[str, bool, str]]] = {}
-    done = 0
-    for role, spec in manifest.items():
-        for file in spec.files:
-            folder = next((d for d in role_dirs(role, Path(user_models)) if (d / file.name).exists()), role_dirs(role)[-1])
-            check = check_file(folder / file.name, file, full=True)
-            out.setdefault(role, []).append((str(check.path), check.ok, check.reason))
-            done += 1
-            ctx.progress(Progress("verify", done, total, message=f"{role}/{file.name}"))
+    for done, (role, spec) in enumerate(manifest.items(), start=1):
+        ctx.progress(Progress("verify", done - 1, len(manifest), message=role))
+        out[role] = [(str(c.path), c.ok, c.reason) for c in check_role(spec, Path(user_models), full=True).files]
+    ctx.progress(Progress("verify", len(manifest), len(manifest), message="done"))
     return out
-
-
-PROBE_PROMPT = [{"role": "user", "content": "Reply with one short sentence: what is a camera for?"}]
 
 
 def probe_llm(ctx: WorkerContext, kind: str, path: str = "", url: str = "", model: str = "", threads: int = 2) -> str:
     """Run a model the user is adding once and report what it said and how fast."""
-    from egodesk.perception.llm import LocalLLM, ServerLLM
+    from egodesk.pipeline.model_probe import probe_llm as probe
 
-    started = time.monotonic()
-    if kind == "server":
-        llm: Any = ServerLLM(url, model, timeout=60.0)
-    else:
-        llm = LocalLLM(Path(path), threads=threads, n_ctx=512)
-    loaded = time.monotonic()
-    text, prompt_tokens = llm.chat(PROBE_PROMPT, max_tokens=24)
-    answered = time.monotonic()
-    return (
-        f"{llm.model_id} answered in {answered - loaded:.1f} s (loaded in {loaded - started:.1f} s, "
-        f"{prompt_tokens} prompt tokens): {text.strip()[:200]!r}"
-    )
+    return probe(kind, path, url, model, threads)
 
 
 def probe_vlm(ctx: WorkerContext, model_path: str, mmproj_path: str, image_path: str, threads: int = 2) -> str:
     """Describe one image with a GGUF vision-language model and its projector."""
-    import base64
+    from egodesk.pipeline.model_probe import probe_vlm as probe
 
-    from llama_cpp import Llama
-    from llama_cpp.llama_chat_format import MTMDChatHandler
-
-    for label, value in (("model", model_path), ("projector (mmproj)", mmproj_path), ("image", image_path)):
-        if not value or not Path(value).is_file():
-            raise FileNotFoundError(f"the {label} file does not exist: {value or '(none given)'}")
-    started = time.monotonic()
-    handler = MTMDChatHandler(clip_model_path=mmproj_path, verbose=False)
-    llama = Llama(model_path, chat_handler=handler, n_ctx=4096, n_threads=threads, verbose=False)
-    data = base64.b64encode(Path(image_path).read_bytes()).decode()
-    reply = llama.create_chat_completion(
-        [
-            {
-                "role": "user",
-                "content": [
-                    {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{data}"}},
-                    {"type": "text", "text": "Describe this image in one sentence."},
-                ],
-            }
-        ],
-        max_tokens=60,
-        temperature=0.0,
-    )
-    text = reply["choices"][0]["message"]["content"] or ""
-    return f"{Path(model_path).name} described the test image in {time.monotonic() - started:.1f} s: {text.strip()[:200]!r}"
+    return probe(model_path, mmproj_path, image_path, threads)

