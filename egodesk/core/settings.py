@@ -75,6 +75,14 @@ class Settings(BaseModel):
     server_url: str = _field("", "Server URL", "Models", "An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1")
     server_model: str = _field("", "Server model name", "Models")
     server_timeout_s: float = _field(120.0, "Server timeout (s)", "Models", ge=1.0, le=3600.0)
+    server_requests: int = _field(
+        0,
+        "Server requests in flight",
+        "Models",
+        "How many memory-building requests the server gets at once. 0: as many as it has slots (llama.cpp's /props), else 4.",
+        ge=0,
+        le=64,
+    )
     threads: int = _field(max(1, os.cpu_count() or 1), "Inference threads", "Models", ge=1, le=256)
 
     # Memory

@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 from egodesk.core.settings import Settings
 from egodesk.core.types import Progress
 from egodesk.memory.indices import IndexManager
-from egodesk.memory.llm_batches import ClipText, halves_of_failed, load_prompt, run_batches
+from egodesk.memory.llm_batches import ClipText, embed_documents, halves_of_failed, load_prompt, run_batches
 from egodesk.memory.record_tables import BuildProgress
 from egodesk.memory.store import Store, Unit
 from egodesk.perception.llm import LLMError, chat_json
@@ -173,7 +173,7 @@ def build_atomic(
         if len(failures) == len(batch):  # no clip got a usable reply: the LLM fails, not one clip; the
             raise failures[-1]  # build stops before this batch (kept batches stay) and the stage fails
         statements += screen_statements(batch, statements)
-        return statements, embedder.embed_documents([st.text for st in statements])
+        return statements, embed_documents(embedder, [st.text for st in statements])
 
     def write(s: Session, _batch: list[ClipText], prepared, _mark: BuildProgress) -> None:
         statements, vectors = prepared
@@ -201,7 +201,17 @@ def build_atomic(
                 )
                 per_view[view] += len(rows)
 
-    run = run_batches(store, footage_id, BUILDER, settings.atomic_batch_size, prepare, write, progress, should_stop)
+    run = run_batches(
+        store,
+        footage_id,
+        BUILDER,
+        settings.atomic_batch_size,
+        prepare,
+        write,
+        progress,
+        should_stop,
+        getattr(llm, "in_flight", 1),
+    )
     index_manager.save()
     return {"footage_id": footage_id, **run.as_dict(), "statements": sum(per_view.values()), "per_view": per_view}
 

@@ -11,8 +11,11 @@ between batches (cancel).
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from string import Template
 from typing import Any
@@ -146,30 +149,59 @@ def run_batches(
     write: Callable[[Session, list[ClipText], Any, BuildProgress], None],
     progress: Callable[[Progress], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    in_flight: int = 1,
 ) -> BatchRun:
     """Run `prepare(batch, all_clips)` then `write(session, batch, prepared, progress_row)` per batch of
-    clips not yet done; the progress mark advances in the same transaction as `write`."""
+    clips not yet done; the progress mark advances in the same transaction as `write`.
+
+    With `in_flight` > 1 (an LLM server that runs several requests at once) up to that many batches are
+    prepared at once on threads, while batches are still written one at a time in footage order: a
+    batch that fails stops the run with every batch before it written and none after it, so a resume
+    redoes exactly the rest and nothing is stored twice. `prepare` must then be thread-safe."""
     started = time.perf_counter()
     with store.session() as s:
         clips = footage_clips(s, footage_id)
         done_idx = last_done(s, footage_id, builder)
     todo = [c for c in clips if c.idx > done_idx]
     run = BatchRun(clips=len(clips), skipped=len(clips) - len(todo))
-    for first in range(0, len(todo), batch_size):
-        if should_stop is not None and should_stop():
-            run.stopped = True
-            break
-        batch = todo[first : first + batch_size]
-        prepared = prepare(batch, clips)
-        with store.session() as s:
-            mark = get_progress(s, footage_id, builder)
-            write(s, batch, prepared, mark)
-            mark.last_idx, mark.batches, mark.updated_at = batch[-1].idx, mark.batches + 1, time.time()
-            s.flush()
-            fault_point(f"{builder}:batch{mark.batches}")  # written, not committed: a kill here loses this batch only
-        run.done += len(batch)
-        run.batches += 1
-        if progress is not None:
-            progress(Progress(builder, run.skipped + run.done, run.clips, footage_id))
+    batches = [todo[first : first + batch_size] for first in range(0, len(todo), batch_size)]
+    stopping = should_stop or (lambda: False)
+    pool = ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix=builder) if in_flight > 1 and len(batches) > 1 else None
+    pending: deque[tuple[list[ClipText], Future]] = deque()
+    try:
+        for position, batch in enumerate(batches):
+            if stopping():
+                run.stopped = True
+                break
+            if pool is None:
+                prepared = prepare(batch, clips)
+            else:
+                while len(pending) < in_flight and position + len(pending) < len(batches):
+                    ahead = batches[position + len(pending)]
+                    pending.append((ahead, pool.submit(prepare, ahead, clips)))
+                prepared = pending.popleft()[1].result()
+            with store.session() as s:
+                mark = get_progress(s, footage_id, builder)
+                write(s, batch, prepared, mark)
+                mark.last_idx, mark.batches, mark.updated_at = batch[-1].idx, mark.batches + 1, time.time()
+                s.flush()
+                fault_point(f"{builder}:batch{mark.batches}")  # written, not committed: a kill here loses this batch only
+            run.done += len(batch)
+            run.batches += 1
+            if progress is not None:
+                progress(Progress(builder, run.skipped + run.done, run.clips, footage_id))
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)  # requests already sent end on their own
     run.seconds = time.perf_counter() - started
     return run
+
+
+_EMBEDDING = threading.Lock()
+
+
+def embed_documents(embedder, texts: list[str]):
+    """The embedder's vectors for `texts`, one call at a time: batch builders may prepare batches on
+    several threads (`run_batches`), and a local embedder's model may not run two calls at once."""
+    with _EMBEDDING:
+        return embedder.embed_documents(texts)

@@ -30,7 +30,7 @@ from egodesk.core.settings import Settings
 from egodesk.core.types import Progress
 from egodesk.memory.consolidation import CompressionParams, Decision, Entries, OnlineCompressor, Prototypes, normalise
 from egodesk.memory.indices import IndexManager
-from egodesk.memory.llm_batches import ClipText, halves_of_failed, load_prompt, run_batches
+from egodesk.memory.llm_batches import ClipText, embed_documents, halves_of_failed, load_prompt, run_batches
 from egodesk.memory.record_tables import BuildProgress, EventPrototype, MemoryEntryState, from_bytes, to_bytes
 from egodesk.memory.store import Store, Unit
 from egodesk.perception.llm import JSON_RETRIES, LLMError, chat_json
@@ -277,7 +277,7 @@ def _prepare(llm, embedder, wearer: str) -> Callable[[list[ClipText], list[ClipT
         if len(failures) == len(batch):  # no clip got a usable reply: the LLM fails, not one clip; the
             raise failures[-1]  # build stops before this batch (kept batches stay) and the stage fails
         texts = sorted({t for r in records for t in (r.action, r.object, f"{r.action} {r.object}")})
-        return _Prepared(records, dict(zip(texts, embedder.embed_documents(texts))))
+        return _Prepared(records, dict(zip(texts, embed_documents(embedder, texts))))
 
     return prepare
 
@@ -461,6 +461,7 @@ def build_records(
         _write(stream, index_manager, embedder, footage_id, counts),
         progress,
         should_stop,
+        getattr(llm, "in_flight", 1),
     )
     index_manager.save()
     return {"footage_id": footage_id, **run.as_dict(), **counts}

@@ -18,6 +18,7 @@ RETRIES = 3  # a busy server is asked up to this many more times
 BACKOFF_S = 1.0  # first wait after a busy reply without Retry-After; doubled each time
 MAX_WAIT_S = 30.0  # the longest a Retry-After is honoured
 CONNECT_S = 10.0  # connecting fails fast (a closed port); an answer may take as long as the user allows
+DEFAULT_IN_FLIGHT = 4  # requests at once for a server that does not say how many it runs
 
 
 class ServerError(RuntimeError):
@@ -55,6 +56,19 @@ class ChatServer:
 
     def close(self) -> None:
         self._client.close()
+
+    def slots(self) -> int | None:
+        """How many requests the server runs at once, where it says so (llama.cpp's server:
+        `total_slots` in GET /props); None when it does not answer that."""
+        import httpx
+
+        base = self.endpoint.removesuffix("/chat/completions").removesuffix("/v1")
+        try:
+            response = self._client.get(f"{base}/props", timeout=min(self.timeout, CONNECT_S))
+            slots = int(response.json()["total_slots"]) if response.status_code == 200 else 0
+        except (httpx.HTTPError, ValueError, KeyError, TypeError):
+            return None
+        return slots if slots > 0 else None
 
     def post(self, body: dict) -> dict:
         """The server's JSON reply to one chat completion request."""

@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 from typing import Any, Protocol
 
-from egodesk.perception.chat_server import ChatServer, ServerError
+from egodesk.perception.chat_server import DEFAULT_IN_FLIGHT, ChatServer, ServerError
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +28,7 @@ class LLMError(RuntimeError):
 
 class LLM(Protocol):
     model_id: str
+    in_flight: int  # requests it serves at once: 1 runs each in the caller's thread, one after another
 
     def chat(
         self, messages: Messages, max_tokens: int = 256, temperature: float = 0.0, schema: dict | None = None
@@ -76,6 +77,8 @@ def _yes_no_from_logprobs(top: dict[str, float]) -> float:
 
 class LocalLLM:
     """A GGUF run in-process by llama.cpp (CPU, portable AVX2 build)."""
+
+    in_flight = 1  # one llama.cpp context: calls may not overlap
 
     def __init__(self, model_path: Path, threads: int = 2, n_ctx: int = 4096, model_id: str | None = None):
         from llama_cpp import Llama
@@ -152,13 +155,21 @@ class LocalLLM:
 class ServerLLM:
     """An OpenAI-compatible chat server (llama.cpp server, vLLM, Ollama) at a URL the user gave."""
 
-    def __init__(self, url: str, model: str = "", timeout: float = 120.0, transport: Any = None):
+    def __init__(self, url: str, model: str = "", timeout: float = 120.0, transport: Any = None, requests: int = 0):
         if not url.strip():
             raise LLMError("no server URL is configured (Settings > Models > Server URL)")
         self.server = ChatServer(url, timeout=timeout, transport=transport)
         self.url = self.server.endpoint
         self.model_id = model or "server"
         self.timeout = timeout
+        self._requests = requests
+
+    @property
+    def in_flight(self) -> int:
+        """Requests that batch builders keep in flight: the setting, else the server's slots, else a default."""
+        if not self._requests:
+            self._requests = self.server.slots() or DEFAULT_IN_FLIGHT
+        return self._requests
 
     def _post(self, body: dict) -> dict:
         try:
@@ -209,7 +220,7 @@ def make_llm(settings, user_models: Path | None = None, role: str | None = None,
     from egodesk.core.manifest import locate_file
 
     if settings.llm_backend == "server":
-        return ServerLLM(settings.server_url, settings.server_model, settings.server_timeout_s)
+        return ServerLLM(settings.server_url, settings.server_model, settings.server_timeout_s, requests=settings.server_requests)
     if settings.llm_model_path and role is None:  # a GGUF the user added replaces the manifest's
         return LocalLLM(Path(settings.llm_model_path), threads=settings.threads, n_ctx=n_ctx)
     role = role or settings.llm_model

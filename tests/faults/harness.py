@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -60,27 +61,62 @@ RUN_TIMEOUT_S = 300
 class FakeLLMServer:
     """/v1/chat/completions answering the records and atomic schemas from the numbered entries of the
     prompt, deterministically; after `good_replies` answers (None: never) it replies with prose that is
-    not JSON."""
+    not JSON. Each reply takes `delay_s` (requests are served on threads, so several run at once); the
+    requests numbered in `failing` get HTTP 500; from request `dies_at` on, the connection is dropped
+    unanswered, as by a server that died. GET /props reports `slots` as llama.cpp's server does."""
 
-    def __init__(self):
+    def __init__(self, delay_s: float = 0.0, slots: int | None = None):
         self.good_replies: int | None = None
         self.requests = 0
+        self.delay_s, self.slots = delay_s, slots
+        self.failing: set[int] = set()
+        self.dies_at: int | None = None
+        self.in_flight = self.most_in_flight = 0
+        lock = threading.Lock()
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                if self.path != "/props" or owner.slots is None:
+                    self.send_error(404)
+                    return
+                self._send(200, {"total_slots": owner.slots})
+
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                owner.requests += 1
-                garbage = owner.good_replies is not None and owner.requests > owner.good_replies
-                content = "Sorry, I cannot help with that." if garbage else json.dumps(_reply(body))
-                data = json.dumps(
-                    {"choices": [{"message": {"role": "assistant", "content": content}}], "usage": {"prompt_tokens": 10}}
-                ).encode()
-                self.send_response(200)
+                with lock:
+                    owner.requests += 1
+                    number = owner.requests
+                    owner.in_flight += 1
+                    owner.most_in_flight = max(owner.most_in_flight, owner.in_flight)
+                try:
+                    time.sleep(owner.delay_s)
+                    if owner.dies_at is not None and number >= owner.dies_at:
+                        self.close_connection = True
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
+                    if number in owner.failing:
+                        self._send(500, {"error": {"message": "the model crashed"}})
+                        return
+                    self._answer(body)
+                finally:
+                    with lock:
+                        owner.in_flight -= 1
+
+            def _send(self, status: int, payload: dict) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _answer(self, body: dict) -> None:
+                garbage = owner.good_replies is not None and owner.requests > owner.good_replies
+                content = "Sorry, I cannot help with that." if garbage else json.dumps(_reply(body))
+                self._send(
+                    200, {"choices": [{"message": {"role": "assistant", "content": content}}], "usage": {"prompt_tokens": 10}}
+                )
 
             def log_message(self, *args):  # quiet
                 pass
@@ -96,6 +132,12 @@ class FakeLLMServer:
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+    def __enter__(self) -> FakeLLMServer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def _reply(body: dict) -> dict:
