@@ -2,8 +2,8 @@
 that answers each request after a delay shows the wall time fall about N-fold for N = 1, 2, 4, with the
 same memory stored in footage order; a request that fails, or a server that dies mid-build, leaves every
 batch before it stored and none after, and a resume completes the memory exactly as one uninterrupted
-build does (no row stored twice). The real llama.cpp server's slot count is read in
-tests/perception/test_captioner.py's real-server test."""
+build does (no row stored twice). Requests in flight against the real llama_cpp.server: the slow
+tests/perception/test_captioner.py::test_real_server_answers_the_requests_a_memory_build_keeps_in_flight."""
 
 from __future__ import annotations
 

@@ -297,3 +297,20 @@ def test_real_server_full_caption(llama_server):
     print(f"\nserver caption in {time.perf_counter() - started:.1f} s: {caption!r}")
     assert len(caption.split()) >= 5 and captioner.text_only
     captioner.close()
+
+
+@pytest.mark.slow
+def test_real_server_answers_the_requests_a_memory_build_keeps_in_flight(llama_server):
+    """llama_cpp.server reports no slots (no /props): the default number of requests goes out at once,
+    and every one is answered (the server queues them)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from egodesk.perception.chat_server import DEFAULT_IN_FLIGHT
+    from egodesk.perception.llm import ServerLLM
+
+    llm = ServerLLM(llama_server, timeout=300)
+    assert llm.in_flight == DEFAULT_IN_FLIGHT
+    prompts = [[{"role": "user", "content": f"Say a word about the number {n}."}] for n in range(llm.in_flight)]
+    with ThreadPoolExecutor(llm.in_flight) as pool:
+        replies = list(pool.map(lambda messages: llm.chat(messages, max_tokens=2), prompts))
+    assert all(prompt_tokens > 0 for _, prompt_tokens in replies)
