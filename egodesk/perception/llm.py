@@ -164,6 +164,9 @@ class ServerLLM:
         self.timeout = timeout
         self._requests = requests
 
+    def close(self) -> None:
+        self.server.close()
+
     @property
     def in_flight(self) -> int:
         """Requests that batch builders keep in flight: the setting, else the server's slots, else a default."""

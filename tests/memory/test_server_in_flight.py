@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import closing
 from datetime import datetime, timedelta
 
 import pytest
@@ -80,7 +81,8 @@ def test_n_requests_in_flight_shorten_the_build_about_n_fold_and_store_the_same_
         store, indices, footage = day(tmp_path / f"n{n}")
         slow_server.most_in_flight = 0
         started = time.perf_counter()
-        build_records(store, indices, embedder, ServerLLM(slow_server.url, requests=n), footage, SETTINGS)
+        with closing(ServerLLM(slow_server.url, requests=n)) as llm:
+            build_records(store, indices, embedder, llm, footage, SETTINGS)
         walls[n] = time.perf_counter() - started
         memories[n] = records_of(store, footage)
         assert slow_server.most_in_flight == n
@@ -92,17 +94,22 @@ def test_n_requests_in_flight_shorten_the_build_about_n_fold_and_store_the_same_
 
 
 def test_the_server_says_how_many_requests_it_runs_at_once(slow_server):
-    assert ServerLLM(slow_server.url).in_flight == 4  # it does not say: the default
+    def in_flight(**kwargs) -> int:
+        with closing(ServerLLM(slow_server.url, **kwargs)) as llm:
+            return llm.in_flight
+
+    assert in_flight() == 4  # it does not say: the default
     slow_server.slots = 3
-    assert ServerLLM(slow_server.url).in_flight == 3
-    assert ServerLLM(slow_server.url, requests=2).in_flight == 2  # the setting wins
+    assert in_flight() == 3
+    assert in_flight(requests=2) == 2  # the setting wins
 
 
 @pytest.mark.parametrize("fault", ["one request fails", "the server dies"])
 def test_a_failed_request_stores_every_batch_before_it_and_a_resume_completes_the_memory(tmp_path, embedder, fault, caplog):
     reference_store, reference_indices, footage = day(tmp_path / "reference")
     with FakeLLMServer() as healthy:
-        build_records(reference_store, reference_indices, embedder, ServerLLM(healthy.url, requests=1), footage, SETTINGS)
+        with closing(ServerLLM(healthy.url, requests=1)) as llm:
+            build_records(reference_store, reference_indices, embedder, llm, footage, SETTINGS)
     want = records_of(reference_store, footage)
 
     store, indices, footage = day(tmp_path / "faulty")
@@ -111,8 +118,8 @@ def test_a_failed_request_stores_every_batch_before_it_and_a_resume_completes_th
             broken.failing = {6}
         else:
             broken.dies_at = 6
-        with pytest.raises(LLMError):
-            build_records(store, indices, embedder, ServerLLM(broken.url, requests=4), footage, SETTINGS)
+        with pytest.raises(LLMError), closing(ServerLLM(broken.url, requests=4)) as llm:
+            build_records(store, indices, embedder, llm, footage, SETTINGS)
         asked = broken.requests
     reason = "HTTP 500 (the model crashed)" if fault == "one request fails" else "Server disconnected"
     assert any(reason in record.getMessage() for record in caplog.records)  # the log names the clip and the cause
@@ -121,7 +128,8 @@ def test_a_failed_request_stores_every_batch_before_it_and_a_resume_completes_th
     assert 0 < kept < len(OBJECTS) and asked > kept  # later batches were in flight, none of them stored
     assert records_of(store, footage) == want[: 2 * kept]  # exactly the batches before the failure, in order
     with FakeLLMServer() as healthy:
-        build_records(store, indices, embedder, ServerLLM(healthy.url, requests=4), footage, SETTINGS)
+        with closing(ServerLLM(healthy.url, requests=4)) as llm:
+            build_records(store, indices, embedder, llm, footage, SETTINGS)
     assert records_of(store, footage) == want and done_batches(store, footage) == len(OBJECTS)
     with store.session() as s:
         assert s.scalar(select(func.count()).select_from(Unit).where(Unit.kind == RECORD)) == len(want)

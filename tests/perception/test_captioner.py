@@ -313,4 +313,5 @@ def test_real_server_answers_the_requests_a_memory_build_keeps_in_flight(llama_s
     prompts = [[{"role": "user", "content": f"Say a word about the number {n}."}] for n in range(llm.in_flight)]
     with ThreadPoolExecutor(llm.in_flight) as pool:
         replies = list(pool.map(lambda messages: llm.chat(messages, max_tokens=2), prompts))
+    llm.close()
     assert all(prompt_tokens > 0 for _, prompt_tokens in replies)
