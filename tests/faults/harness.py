@@ -47,6 +47,9 @@ SETTINGS_ENV = {
     "EGODESK_ATOMIC_BATCH_SIZE": "1",
     "EGODESK_LLM_BACKEND": "server",
     "EGODESK_SERVER_TIMEOUT_S": "30",
+    # one request at a time: the fault points and `fail_after` count batches in footage order (requests in
+    # flight, and failures among them, are tests/memory/test_server_in_flight.py's subject)
+    "EGODESK_SERVER_REQUESTS": "1",
 }
 ADD_SCRIPT = (
     "import sys; from egodesk.pipeline.library import Library; lib = Library(sys.argv[1]); "
