@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+
 import pytest
 
 from egodesk.core.paths import LibraryPaths
+from egodesk.memory.indices import IndexManager
 from egodesk.memory.store import Footage, Store, Unit
+from egodesk.pipeline.textimport import import_memory_jsonl
 
 
 @pytest.fixture
@@ -131,3 +137,24 @@ def add_video(
 def make_video(store, lib_paths):
     """make_video(labels_per_clip, start=..., name=..., captions=...) -> footage id"""
     return lambda *args, **kw: add_video(store, lib_paths.thumbnails, *args, **kw)
+
+
+def narrated_day(folder: Path, narrations: list[tuple[datetime, str]]) -> tuple[Store, IndexManager, int]:
+    """A new library in `folder` holding one footage, "day", of 20-second narrations imported from a
+    JSONL file as a user imports one: (store, indices, footage id)."""
+    folder.mkdir()
+    path = folder / "day.jsonl"
+    lines = (
+        {
+            "source": "day",
+            "start": start.isoformat(),
+            "end": (start + timedelta(seconds=20)).isoformat(),
+            "kind": "narration",
+            "text": text,
+        }
+        for start, text in narrations
+    )
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    store = Store(folder / "library.db")
+    [footage] = import_memory_jsonl(store, path).footage_ids
+    return store, IndexManager(store, folder / "indices"), footage

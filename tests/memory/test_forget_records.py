@@ -21,7 +21,7 @@ from egodesk.memory.indices import IndexManager
 from egodesk.memory.record_tables import BuildProgress, EventPrototype, MemoryEntryState, from_bytes
 from egodesk.memory.records import ACTION_SPACE, ENTRY, OBJECT_SPACE, RECORD, build_records
 from egodesk.memory.store import Store, Unit, Vector
-from egodesk.pipeline.textimport import import_memory_jsonl
+from tests.memory.conftest import narrated_day
 
 T0 = datetime(2024, 5, 6, 8, 0)
 # (minutes after T0, narration): a repeated routine, so records consolidate across the forgotten range
@@ -55,29 +55,8 @@ class NarrationReader:
 
 
 def build(tmp_path, name: str, embedder, skip: set[int]) -> tuple[Store, IndexManager, int]:
-    folder = tmp_path / name
-    folder.mkdir()
-    path = folder / "day.jsonl"
-    path.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "source": "day",
-                    "start": (T0 + timedelta(minutes=m)).isoformat(),
-                    "end": (T0 + timedelta(minutes=m, seconds=20)).isoformat(),
-                    "kind": "narration",
-                    "text": text + ".",
-                }
-            )
-            + "\n"
-            for i, (m, text) in enumerate(NARRATIONS)
-            if i not in skip
-        ),
-        encoding="utf-8",
-    )
-    store = Store(folder / "library.db")
-    [footage] = import_memory_jsonl(store, path).footage_ids
-    indices = IndexManager(store, folder / "indices")
+    narrations = [(T0 + timedelta(minutes=m), text + ".") for i, (m, text) in enumerate(NARRATIONS) if i not in skip]
+    store, indices, footage = narrated_day(tmp_path / name, narrations)
     build_records(store, indices, embedder, NarrationReader(), footage, SETTINGS)
     return store, indices, footage
 

@@ -7,7 +7,6 @@ tests/perception/test_captioner.py::test_real_server_answers_the_requests_a_memo
 
 from __future__ import annotations
 
-import json
 import time
 from contextlib import closing
 from datetime import datetime, timedelta
@@ -21,8 +20,8 @@ from egodesk.memory.record_tables import BuildProgress
 from egodesk.memory.records import BUILDER, RECORD, build_records
 from egodesk.memory.store import Store, Unit
 from egodesk.perception.llm import LLMError, ServerLLM
-from egodesk.pipeline.textimport import import_memory_jsonl
 from tests.faults.harness import FakeLLMServer
+from tests.memory.conftest import narrated_day
 
 T0 = datetime(2024, 5, 6, 8, 0)
 OBJECTS = ["plate", "fridge", "cloth", "kettle", "window", "towel", "spoon", "bread", "coffee", "drawer", "glass", "apple"]
@@ -32,27 +31,7 @@ SETTINGS = Settings(wearer_name="I", records_batch_size=1)
 
 def day(folder) -> tuple[Store, IndexManager, int]:
     """A footage of twelve narrated moments: twelve batches of one clip."""
-    folder.mkdir()
-    path = folder / "day.jsonl"
-    path.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "source": "day",
-                    "start": (T0 + timedelta(minutes=5 * i)).isoformat(),
-                    "end": (T0 + timedelta(minutes=5 * i, seconds=20)).isoformat(),
-                    "kind": "narration",
-                    "text": f"I pick up the {thing}.",
-                }
-            )
-            + "\n"
-            for i, thing in enumerate(OBJECTS)
-        ),
-        encoding="utf-8",
-    )
-    store = Store(folder / "library.db")
-    [footage] = import_memory_jsonl(store, path).footage_ids
-    return store, IndexManager(store, folder / "indices"), footage
+    return narrated_day(folder, [(T0 + timedelta(minutes=5 * i), f"I pick up the {thing}.") for i, thing in enumerate(OBJECTS)])
 
 
 def records_of(store: Store, footage: int) -> list[tuple[float, str]]:
