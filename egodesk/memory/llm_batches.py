@@ -167,7 +167,7 @@ def run_batches(
     batches = [todo[first : first + batch_size] for first in range(0, len(todo), batch_size)]
     stopping = should_stop or (lambda: False)
     pool = ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix=builder) if in_flight > 1 and len(batches) > 1 else None
-    pending: deque[tuple[list[ClipText], Future]] = deque()
+    pending: deque[Future] = deque()  # the batches after `position`, in order
     try:
         for position, batch in enumerate(batches):
             if stopping():
@@ -177,9 +177,8 @@ def run_batches(
                 prepared = prepare(batch, clips)
             else:
                 while len(pending) < in_flight and position + len(pending) < len(batches):
-                    ahead = batches[position + len(pending)]
-                    pending.append((ahead, pool.submit(prepare, ahead, clips)))
-                prepared = pending.popleft()[1].result()
+                    pending.append(pool.submit(prepare, batches[position + len(pending)], clips))
+                prepared = pending.popleft().result()
             with store.session() as s:
                 mark = get_progress(s, footage_id, builder)
                 write(s, batch, prepared, mark)

@@ -161,7 +161,6 @@ class ServerLLM:
         self.server = ChatServer(url, timeout=timeout, transport=transport)
         self.url = self.server.endpoint
         self.model_id = model or "server"
-        self.timeout = timeout
         self._requests = requests
 
     def close(self) -> None:
