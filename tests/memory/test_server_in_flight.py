@@ -25,7 +25,7 @@ from tests.memory.conftest import narrated_day
 
 T0 = datetime(2024, 5, 6, 8, 0)
 OBJECTS = ["plate", "fridge", "cloth", "kettle", "window", "towel", "spoon", "bread", "coffee", "drawer", "glass", "apple"]
-DELAY_S = 0.3
+DELAY_S = 0.5  # long against the fixed cost of a batch (embedding, writing), so the ratio measures the requests
 SETTINGS = Settings(wearer_name="I", records_batch_size=1)
 
 
