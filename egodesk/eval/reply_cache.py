@@ -35,18 +35,23 @@ class ReplyCache:
         self._db.commit()
         self.saved_seconds = 0.0  # original answering time of every reply reused so far
 
-    def chat(self, messages, max_tokens: int = 256, temperature: float = 0.0, schema: dict | None = None) -> tuple[str, int]:
+    def chat(
+        self, messages, max_tokens: int = 256, temperature: float = 0.0, schema: dict | None = None, on_text=None
+    ) -> tuple[str, int]:
+        stream = {"on_text": on_text} if on_text is not None else {}
         if temperature != 0.0:
-            return self._llm.chat(messages, max_tokens=max_tokens, temperature=temperature, schema=schema)
+            return self._llm.chat(messages, max_tokens=max_tokens, temperature=temperature, schema=schema, **stream)
         digest = hashlib.sha256(
             json.dumps([self.model_id, messages, schema, max_tokens], sort_keys=True, ensure_ascii=False).encode("utf-8")
         ).hexdigest()
         row = self._db.execute("SELECT reply, prompt_tokens, seconds FROM replies WHERE digest = ?", (digest,)).fetchone()
         if row is not None:
             self.saved_seconds += row[2]
+            if on_text is not None:
+                on_text(row[0])
             return row[0], row[1]
         started = time.perf_counter()
-        reply, prompt_tokens = self._llm.chat(messages, max_tokens=max_tokens, temperature=temperature, schema=schema)
+        reply, prompt_tokens = self._llm.chat(messages, max_tokens=max_tokens, temperature=temperature, schema=schema, **stream)
         with self._db:  # committed at once: a killed run keeps every answer it paid for
             self._db.execute(
                 "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)",
@@ -56,6 +61,9 @@ class ReplyCache:
 
     def count_tokens(self, text: str) -> int:
         return self._llm.count_tokens(text)
+
+    def keep_prefix(self, messages) -> None:
+        self._llm.keep_prefix(messages)
 
     def close(self) -> None:
         self._db.close()

@@ -4,11 +4,13 @@ with the same messages and wait out a busy server the same way.
 
 A busy server (HTTP 429 or 503) is asked again after its `Retry-After` or an exponential back-off, a
 few times, before the error reaches the caller; every other failure reaches it at once, as a
-`ServerError` whose message names the endpoint and the cause.
+`ServerError` whose message names the endpoint and the cause. A reply can be streamed (server-sent
+events); the caller gets the same reply either way.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -70,31 +72,66 @@ class ChatServer:
             return None
         return slots if slots > 0 else None
 
-    def post(self, body: dict) -> dict:
-        """The server's JSON reply to one chat completion request."""
+    def post(self, body: dict, on_delta: Callable[[str], None] | None = None) -> dict:
+        """The server's JSON reply to one chat completion request. With `on_delta` the reply is streamed:
+        each new piece of its text goes to `on_delta` as it arrives, and the whole is returned as a
+        non-streamed reply would be."""
         import httpx
 
+        if on_delta is not None:
+            body = {**body, "stream": True, "stream_options": {"include_usage": True}}
         for attempt in range(self.retries + 1):
             try:
-                response = self._client.post(self.endpoint, json=body)
+                with self._client.stream("POST", self.endpoint, json=body) as response:
+                    if response.status_code in BUSY_STATUSES and attempt < self.retries:
+                        response.read()
+                        wait = _retry_after(response) or self.backoff_s * 2**attempt
+                    elif response.status_code >= 400:
+                        response.read()
+                        raise ServerError(
+                            f"{self.endpoint}: HTTP {response.status_code} ({_error_reason(response)})", response.status_code
+                        )
+                    elif on_delta is not None:
+                        return self._read_events(response, on_delta)
+                    else:
+                        response.read()
+                        return self._read_json(response)
             except httpx.ConnectError as exc:
                 raise ServerError(f"{self.endpoint}: cannot connect (is the server running?) ({exc})") from exc
             except httpx.TimeoutException as exc:
                 raise ServerError(f"{self.endpoint}: no answer within {self.timeout:g} s") from exc
             except httpx.HTTPError as exc:
                 raise ServerError(f"{self.endpoint}: request failed ({exc})") from exc
-            if response.status_code in BUSY_STATUSES and attempt < self.retries:
-                self._sleep(_retry_after(response) or self.backoff_s * 2**attempt)
-                continue
-            if response.status_code >= 400:
-                raise ServerError(
-                    f"{self.endpoint}: HTTP {response.status_code} ({_error_reason(response)})", response.status_code
-                )
-            try:
-                return response.json()
-            except ValueError:
-                raise ServerError(f"{self.endpoint}: malformed response (not JSON): {response.text[:200]!r}") from None
+            self._sleep(wait)
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _read_json(self, response: Any) -> dict:
+        try:
+            return response.json()
+        except ValueError:
+            raise ServerError(f"{self.endpoint}: malformed response (not JSON): {response.text[:200]!r}") from None
+
+    def _read_events(self, response: Any, on_delta: Callable[[str], None]) -> dict:
+        """Server-sent events ("data: {chunk}" lines, then "data: [DONE]") gathered into one reply."""
+        pieces: list[str] = []
+        usage: dict = {}
+        for line in response.iter_lines():
+            payload = line.removeprefix("data:").strip() if line.startswith("data:") else ""
+            if not payload:
+                continue
+            if payload == "[DONE]":
+                break
+            try:
+                chunk = json.loads(payload)
+                choices = chunk.get("choices") or []
+                piece = (choices[0].get("delta") or {}).get("content") or "" if choices else ""
+            except (ValueError, AttributeError, IndexError) as exc:
+                raise ServerError(f"{self.endpoint}: malformed stream event {payload[:200]!r}") from exc
+            usage = chunk.get("usage") or usage
+            if piece:
+                pieces.append(piece)
+                on_delta(piece)
+        return {"choices": [{"message": {"content": "".join(pieces)}}], "usage": usage}
 
 
 def _retry_after(response: Any) -> float | None:

@@ -4,13 +4,20 @@ Two engines share one small interface: `LocalLLM` (llama-cpp-python over a manif
 `ServerLLM` (any OpenAI-compatible /v1/chat/completions the user configured). JSON output is
 constrained by a JSON schema (llama.cpp grammar locally, `response_format` on servers); output that
 still fails to parse is retried, then reported as `LLMError` naming what came back.
+
+A reply can be streamed (`on_text` gets each piece as it is produced), and a local model keeps the
+evaluated state of prompt heads that many prompts share (`keep_prefix`: the answerer's rules), so a
+question pays only for its own evidence.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import logging
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -19,7 +26,9 @@ from egodesk.perception.chat_server import DEFAULT_IN_FLIGHT, ChatServer, Server
 log = logging.getLogger(__name__)
 
 Messages = list[dict[str, Any]]
+TextSink = Callable[[str], None]  # gets each new piece of a reply as the model produces it
 JSON_RETRIES = 2
+KEPT_PREFIXES = 4  # prompt heads a local model keeps evaluated (answer rules for open and picked answers, ...)
 
 
 class LLMError(RuntimeError):
@@ -31,11 +40,20 @@ class LLM(Protocol):
     in_flight: int  # requests it serves at once: 1 runs each in the caller's thread, one after another
 
     def chat(
-        self, messages: Messages, max_tokens: int = 256, temperature: float = 0.0, schema: dict | None = None
+        self,
+        messages: Messages,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        schema: dict | None = None,
+        on_text: TextSink | None = None,
     ) -> tuple[str, int]:
-        """The reply text and the number of prompt tokens it cost."""
+        """The reply text and the number of prompt tokens it cost; `on_text` gets the reply as it grows."""
 
     def count_tokens(self, text: str) -> int: ...
+
+    def keep_prefix(self, messages: Messages) -> None:
+        """Prompts will start with these messages (the last one's content being the head of the user turn):
+        evaluate them once and reuse that state. A hint: a server keeps its own prefix cache."""
 
     def yes_probability(self, messages: Messages) -> float:
         """P(first reply token is "yes") against "no": a pointwise relevance score for reranking."""
@@ -55,12 +73,22 @@ def parse_json(text: str) -> Any:
         raise
 
 
-def chat_json(llm: LLM, messages: Messages, schema: dict, max_tokens: int = 512, retries: int = JSON_RETRIES) -> tuple[Any, int]:
+def chat_json(
+    llm: LLM,
+    messages: Messages,
+    schema: dict,
+    max_tokens: int = 512,
+    retries: int = JSON_RETRIES,
+    on_text: TextSink | None = None,
+) -> tuple[Any, int]:
     """A schema-shaped reply as Python data, and the prompt tokens spent. Retries malformed output
-    (sampled, so a retry can differ)."""
+    (sampled, so a retry can differ). `on_text` follows the first attempt only: a retry starts over."""
     last = ""
     for attempt in range(1 + retries):
-        text, prompt_tokens = llm.chat(messages, max_tokens=max_tokens, temperature=0.0 if attempt == 0 else 0.3, schema=schema)
+        stream = {"on_text": on_text} if on_text is not None and attempt == 0 else {}
+        text, prompt_tokens = llm.chat(
+            messages, max_tokens=max_tokens, temperature=0.0 if attempt == 0 else 0.3, schema=schema, **stream
+        )
         try:
             return parse_json(text), prompt_tokens
         except json.JSONDecodeError:
@@ -75,6 +103,14 @@ def _yes_no_from_logprobs(top: dict[str, float]) -> float:
     return yes / (yes + no) if yes + no > 0 else 0.5
 
 
+@dataclass
+class _Kept:
+    """A prompt head's tokens and the llama.cpp state (its KV cells) after evaluating them."""
+
+    tokens: list[int]
+    state: bytes
+
+
 class LocalLLM:
     """A GGUF run in-process by llama.cpp (CPU, portable AVX2 build)."""
 
@@ -87,18 +123,79 @@ class LocalLLM:
             raise LLMError(f"model file not found: {model_path}")
         self.model_id = model_id or Path(model_path).stem
         self._llama = Llama(str(model_path), n_ctx=n_ctx, n_threads=threads, n_batch=512, logits_all=False, verbose=False)
+        self._kept: list[_Kept] = []  # most recently used last
 
     def chat(
-        self, messages: Messages, max_tokens: int = 256, temperature: float = 0.0, schema: dict | None = None
+        self,
+        messages: Messages,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        schema: dict | None = None,
+        on_text: TextSink | None = None,
     ) -> tuple[str, int]:
         kwargs: dict[str, Any] = {}
         if schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
-        try:
-            reply = self._llama.create_chat_completion(messages, max_tokens=max_tokens, temperature=temperature, seed=0, **kwargs)
+        prompt = self._tokens(self._format(messages))
+        self._resume_kept_prefix(prompt)
+        pieces: list[str] = []
+        try:  # always streamed: one path, and the caller may watch the reply grow
+            for chunk in self._llama.create_chat_completion(
+                messages, max_tokens=max_tokens, temperature=temperature, seed=0, stream=True, **kwargs
+            ):
+                piece = chunk["choices"][0]["delta"].get("content") or ""
+                if piece:
+                    pieces.append(piece)
+                    if on_text is not None:
+                        on_text(piece)
         except ValueError as exc:  # e.g. the prompt exceeds the context window
             raise LLMError(f"{self.model_id}: {exc}") from exc
-        return reply["choices"][0]["message"]["content"] or "", reply["usage"]["prompt_tokens"]
+        return "".join(pieces), len(prompt)
+
+    def keep_prefix(self, messages: Messages) -> None:
+        import llama_cpp
+
+        formatted = self._format(messages)
+        head = messages[-1]["content"]
+        # The template closes the turn after the head; a prompt continues it with its own text. The
+        # last tokens of the head may merge with what follows, so they are left to each prompt.
+        tokens = self._tokens(formatted[: formatted.rfind(head) + len(head)])[:-2]
+        for n, kept in enumerate(self._kept):
+            if kept.tokens == tokens:
+                self._kept.append(self._kept.pop(n))
+                return
+        self._eval_after_shared_prefix(tokens)
+        ctx = self._llama.ctx
+        size = llama_cpp.llama_state_seq_get_size(ctx, 0)
+        buffer = (ctypes.c_uint8 * size)()
+        written = llama_cpp.llama_state_seq_get_data(ctx, buffer, size, 0)
+        self._kept = [*self._kept[-(KEPT_PREFIXES - 1) :], _Kept(tokens, bytes(buffer)[:written])]
+
+    def _resume_kept_prefix(self, prompt: list[int]) -> None:
+        """Put back the longest kept head `prompt` starts with, when it shares more with it than with
+        what the context holds now (another prompt family ran in between)."""
+        import llama_cpp
+        import numpy as np
+
+        llama = self._llama
+        held = llama.input_ids[: min(llama.n_tokens, len(prompt))]
+        differs = np.flatnonzero(held != np.asarray(prompt[: held.size], dtype=held.dtype))
+        shared = int(differs[0]) if differs.size else held.size
+        fits = [k for k in self._kept if shared < len(k.tokens) < len(prompt) and prompt[: len(k.tokens)] == k.tokens]
+        if not fits:
+            return
+        kept = max(fits, key=lambda k: len(k.tokens))
+        llama._ctx.kv_cache_seq_rm(-1, 0, -1)
+        data = (ctypes.c_uint8 * len(kept.state)).from_buffer_copy(kept.state)
+        if llama_cpp.llama_state_seq_set_data(llama.ctx, data, len(kept.state), 0) == 0:
+            llama.reset()  # could not restore: the prompt is evaluated whole, as without a kept head
+            return
+        llama.input_ids[: len(kept.tokens)] = kept.tokens
+        llama.n_tokens = len(kept.tokens)
+        llama._requires_eval = True
+
+    def _tokens(self, formatted: str) -> list[int]:
+        return self._llama.tokenize(formatted.encode("utf-8"), add_bos=False, special=True)
 
     def count_tokens(self, text: str) -> int:
         return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False))
@@ -109,7 +206,7 @@ class LocalLLM:
         import llama_cpp
         import numpy as np
 
-        tokens = self._llama.tokenize(self._format(messages).encode("utf-8"), add_bos=False, special=True)
+        tokens = self._tokens(self._format(messages))
         self._eval_after_shared_prefix(tokens)
         pointer = llama_cpp.llama_get_logits_ith(self._llama.ctx, -1)
         logits = np.ctypeslib.as_array(pointer, shape=(self._llama.n_vocab(),)).astype(np.float64)
@@ -173,14 +270,22 @@ class ServerLLM:
             self._requests = self.server.slots() or DEFAULT_IN_FLIGHT
         return self._requests
 
-    def _post(self, body: dict) -> dict:
+    def _post(self, body: dict, on_text: TextSink | None = None) -> dict:
         try:
-            return self.server.post(body)
+            return self.server.post(body, on_text)
         except ServerError as exc:
             raise LLMError(str(exc)) from exc
 
+    def keep_prefix(self, messages: Messages) -> None:
+        """Nothing to do: llama.cpp's server and vLLM reuse a shared prompt head themselves."""
+
     def chat(
-        self, messages: Messages, max_tokens: int = 256, temperature: float = 0.0, schema: dict | None = None
+        self,
+        messages: Messages,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        schema: dict | None = None,
+        on_text: TextSink | None = None,
     ) -> tuple[str, int]:
         body: dict[str, Any] = {
             "model": self.model_id,
@@ -190,7 +295,7 @@ class ServerLLM:
         }
         if schema is not None:
             body["response_format"] = {"type": "json_object", "schema": schema}
-        data = self._post(body)
+        data = self._post(body, on_text)
         try:
             return data["choices"][0]["message"]["content"] or "", int(data.get("usage", {}).get("prompt_tokens", 0))
         except (KeyError, IndexError, TypeError) as exc:

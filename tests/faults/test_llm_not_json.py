@@ -30,6 +30,9 @@ class ScriptedLLM:
     def count_tokens(self, text: str) -> int:
         return len(text.split())
 
+    def keep_prefix(self, messages):
+        pass  # nothing is evaluated here
+
 
 def test_retries_then_a_clear_error():
     llm = ScriptedLLM("Sure! Here you go: answer A", "{'answer': 'A'", "answer: A")

@@ -3,6 +3,8 @@ waiting out a busy server, and errors that name the endpoint and the cause (agai
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 
@@ -74,3 +76,32 @@ def test_other_errors_are_not_retried_and_read_alike_from_both_clients():
         ServerCaptioner("http://h:1", transport=transport).caption(ClipContext(start=0.0, end=2.0, transcript="hello"))
     assert str(from_llm.value) == str(from_captioner.value) == "http://h:1/v1/chat/completions: HTTP 401 (bad API key)"
     assert len(calls) == 2  # one request each
+
+
+def _events(*pieces: str, usage: dict | None = None) -> bytes:
+    chunks = [{"choices": [{"index": 0, "delta": {"content": p}}]} for p in pieces]
+    chunks.append({"choices": [], "usage": usage or {}})
+    return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks).encode() + b"data: [DONE]\n\n"
+
+
+def test_a_streamed_reply_reaches_the_caller_piece_by_piece_and_whole():
+    sent = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        sent.append(json.loads(request.content))
+        if sent[-1].get("stream"):
+            return httpx.Response(200, content=_events("A ", "kitchen", ".", usage={"prompt_tokens": 9}))
+        return httpx.Response(200, json={**REPLY, "usage": {"prompt_tokens": 9}})
+
+    pieces: list[str] = []
+    llm = ServerLLM("http://h:1", transport=httpx.MockTransport(handle))
+    assert llm.chat([{"role": "user", "content": "hi"}], on_text=pieces.append) == ("A kitchen.", 9)
+    assert pieces == ["A ", "kitchen", "."] and sent[0]["stream"] is True
+    assert llm.chat([{"role": "user", "content": "hi"}]) == ("A kitchen.", 9)  # not streamed: the same reply, in one
+    assert "stream" not in sent[1]
+
+
+def test_a_broken_stream_is_an_error_that_names_the_endpoint():
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, content=b"data: {not json\n\n"))
+    with pytest.raises(LLMError, match="h:1.*malformed stream event"):
+        ServerLLM("http://h:1", transport=transport).chat([{"role": "user", "content": "hi"}], on_text=print)

@@ -54,6 +54,35 @@ def test_yes_probability_reuses_the_shared_prefix_and_scores_the_same(tiny_llm, 
     assert again == pytest.approx(warm[0], abs=1e-3) and cold == pytest.approx(warm[1], abs=1e-3)
 
 
+def test_a_streamed_reply_is_the_reply(tiny_llm):
+    pieces: list[str] = []
+    messages = [{"role": "user", "content": "Count from one to five."}]
+    text, prompt_tokens = tiny_llm.chat(messages, max_tokens=12, on_text=pieces.append)
+    assert len(pieces) > 1 and "".join(pieces) == text and prompt_tokens > 0
+    assert tiny_llm.chat(messages, max_tokens=12) == (text, prompt_tokens)
+
+
+def test_a_kept_prompt_head_is_evaluated_once_and_reused_after_other_prompts(tiny_llm, monkeypatch):
+    """Prompts of one family (the answerer's rules, then each question's evidence) evaluate only what
+    follows the kept head, even after another prompt replaced the context, and reply as a cold start."""
+    rules = {"role": "system", "content": "You answer from the evidence only, in one short sentence. " * 8}
+
+    def prompt(text):
+        return [rules, {"role": "user", "content": f"<evidence>\n{text}"}]
+
+    cold = tiny_llm.chat(prompt("E1 I put the keys in the bowl. Where are the keys?"), max_tokens=8)
+    tiny_llm.keep_prefix(prompt(""))
+    evaluated = []
+    real_eval = tiny_llm._llama.eval
+    monkeypatch.setattr(tiny_llm._llama, "eval", lambda tokens: (evaluated.append(len(tokens)), real_eval(tokens))[1])
+    tiny_llm.chat([{"role": "user", "content": "Something unrelated."}], max_tokens=1)
+    evaluated.clear()
+    warm = tiny_llm.chat(prompt("E1 I put the keys in the bowl. Where are the keys?"), max_tokens=8)
+    head = len(tiny_llm._tokens(tiny_llm._format([rules])))
+    assert warm == cold
+    assert evaluated[0] < warm[1] - head + 4  # the prompt's first evaluation: its evidence and question, not the rules
+
+
 def test_malformed_json_is_retried_then_reported():
     class Garbage:
         model_id = "garbage"
