@@ -15,16 +15,35 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from egodesk.pipeline.library import Library
 
     library = Library()
+    streamed: list[str] = []
+
+    def say(piece: str) -> None:  # the answer's words as the model writes them
+        streamed.append(piece)
+        print(piece, end="", flush=True)
+
     try:
         asked_at = parse_iso(args.at) if args.at else None
-        answer = library.ask(args.question, options=args.options, asked_at=asked_at, strategy=args.strategy, k=args.k)
+        answer = library.ask(
+            args.question,
+            options=args.options,
+            asked_at=asked_at,
+            strategy=args.strategy,
+            k=args.k,
+            on_text=None if args.json else say,
+        )
     except (ValueError, KeyError, LLMError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"{chr(10) if streamed else ''}error: {exc}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(asdict(answer), indent=2, default=str))
         return 0
-    print(answer.text)
+    said = "".join(streamed)
+    if said and answer.text.startswith(said):
+        print(answer.text[len(said) :])  # what the final answer adds (the day and time of a "when" answer)
+    else:
+        if said:
+            print(f"\n(withdrawn: {answer.extra.get('unsupported') or 'the evidence does not support it'})")
+        print(answer.text)
     if answer.abstained:
         print("(abstained: the evidence does not support an answer)")
     if "window" in answer.extra:

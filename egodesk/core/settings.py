@@ -230,12 +230,13 @@ class Settings(BaseModel):
         ge=1,
         le=5,
     )
-    answer_context_tokens: int = _field(
-        1500,
-        "Evidence token budget",
+    answer_prompt_tokens: int = _field(
+        600,
+        "Answer prompt budget",
         "Answers",
-        "Evidence text given to the reasoner per question, in tokens (the paper needs 3,600).",
-        ge=200,
+        "The whole prompt the reasoner reads per question (rules, evidence, question), in tokens: the strongest "
+        "evidence lines that fit. Reading the prompt is most of an answer's time on a CPU (the paper spends 3,600).",
+        ge=300,
         le=16000,
     )
     answer_choice: Literal["text", "letter"] = _field(

@@ -5,12 +5,17 @@ question -> checked and shortened -> analysed against the library's days (its ti
 retrieved by a strategy (every strategy searches inside the window) -> answered from the evidence ->
 evidence ordered for people (cited first, then by relevance, each with its rank) with offsets into
 its footage file for the player.
+
+A caller that shows the answer as it comes passes `on_evidence` (the moments found, by relevance, as
+soon as retrieval is done: before the model starts) and `on_text` (the answer's words as they are
+written).
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -19,16 +24,17 @@ from sqlalchemy import select
 from egodesk.core.timeutil import from_ts, to_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.memory.store import Footage
-from egodesk.reasoning.answerer import answer_question
+from egodesk.perception.llm import TextSink
+from egodesk.reasoning.answerer import answer_question, prompt_head
 from egodesk.reasoning.facts import attach_facts
 from egodesk.retrieval.base import Memory, Query
 from egodesk.retrieval.question import TimeWindow
 from egodesk.retrieval.registry import make_strategy
 
 # A longer question (a pasted text, say) is cut to its start and its end, where the actual question
-# usually is: retrieval reads about what the embedder would (256 word pieces), and the prompt stays
-# inside the model's context next to the evidence budget (1,500 tokens by default, of 4,096). The
-# answerer's own cap (head only) is longer, so it leaves the end in place.
+# usually is: retrieval reads about what the embedder would (256 word pieces), and the evidence keeps
+# most of the answer prompt's budget (600 tokens by default). The answerer's own cap (head only) is
+# longer, so it leaves the end in place.
 QUESTION_CHARS = 800
 QUESTION_TOKENS = 300
 # A date or time already in an answer: "7 May 2023", "10:42", "yesterday", "Tuesday", "in the morning".
@@ -103,7 +109,14 @@ def retrieve(
     return Retrieval(short, query, evidence, time.perf_counter() - started)
 
 
-def answer(memory: Memory, llm, found: Retrieval, question: str, options: list[str] | None = None) -> Answer:
+def answer(
+    memory: Memory,
+    llm,
+    found: Retrieval,
+    question: str,
+    options: list[str] | None = None,
+    on_text: TextSink | None = None,
+) -> Answer:
     """Answer from what was found; a question whose time window holds no footage is told so."""
     query = found.query
     if query.window is not None and not memory.scope(query).any():
@@ -118,8 +131,9 @@ def answer(memory: Memory, llm, found: Retrieval, question: str, options: list[s
             evidence,
             options,
             query.asked_at,
-            memory.settings.answer_context_tokens,
+            memory.settings.answer_prompt_tokens,
             memory.settings.answer_choice,
+            on_text,
         )
         out.evidence = people_order(out, evidence)
         if query.analysis.asks_when and not out.abstained and not options:
@@ -142,14 +156,24 @@ def ask(
     strategy: str = "auto",
     k: int = 12,
     sources=None,
+    on_evidence: Callable[[list[Evidence]], None] | None = None,
+    on_text: TextSink | None = None,
 ) -> Answer:
     """Answer `question` from the library. Pass a long-lived `memory` (the app does) to keep its caches
     between questions. Evidence carries offsets into its footage file so a player can seek to it."""
     found = retrieve(memory, question, options, asked_at, strategy, k, sources, count_tokens=llm.count_tokens)
-    out = answer(memory, llm, found, question, options)
+    set_offsets(memory, found.evidence)
+    if on_evidence is not None:
+        on_evidence(found.evidence)
+    out = answer(memory, llm, found, question, options, on_text)
     out.extra["strategy"] = strategy
-    set_offsets(memory, out.evidence)
     return out
+
+
+def prepare(llm, settings) -> None:
+    """Get the model ready for a question: its answer rules evaluated and kept (the first question of
+    a session then costs what a follow-up does)."""
+    llm.keep_prefix(prompt_head(None, settings.answer_choice))
 
 
 def people_order(answer: Answer, retrieved: list[Evidence]) -> list[Evidence]:

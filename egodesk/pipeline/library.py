@@ -340,6 +340,12 @@ class Library:
         e = self.engines
         return Memory(self.store, e.index_manager, e.embedder, llm=e.llm, settings=self.settings)
 
+    def prepare_to_answer(self) -> None:
+        """Load the LLM and evaluate its answer rules now (while the user types), not at the question."""
+        from egodesk.pipeline.ask import prepare
+
+        prepare(self.engines.llm, self.settings)
+
     def ask(
         self,
         question: str,
@@ -348,9 +354,12 @@ class Library:
         strategy: str | None = None,
         k: int | None = None,
         sources: list[int] | None = None,
+        on_evidence=None,
+        on_text=None,
     ):
-        """Answer a question from the library's memories (`pipeline.ask`); the ingest worker holds its
-        LLM memory stages meanwhile. Evidence carries offsets into its footage file so a player can seek to it."""
+        """Answer a question from the library's memories (`pipeline.ask`, which says what `on_evidence`
+        and `on_text` are told as the answer comes); the ingest worker holds its LLM memory stages
+        meanwhile. Evidence carries offsets into its footage file so a player can seek to it."""
         from egodesk.pipeline.ask import ask, check_question
 
         check_question(question)  # an empty question is refused before any model is loaded
@@ -365,4 +374,6 @@ class Library:
                 strategy=strategy or self.settings.strategy,
                 k=k or self.settings.top_k,
                 sources=sources,
+                on_evidence=on_evidence,
+                on_text=on_text,
             )

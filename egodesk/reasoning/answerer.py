@@ -6,10 +6,17 @@ Evidence ids and the options (their texts by default, or their letters) are enum
 only cite evidence it was given and only pick an option that exists. An answer that cites nothing is
 ungrounded; an open answer that cites nothing, says the evidence lacks it, or rests on what another
 person said of themselves (`speakers.misattributed`) becomes the abstention, as does a pick citing
-nothing. Evidence is handed over in time order (chronological curation), compacted to a token budget,
-and fenced as data: text inside the evidence or the question cannot change the rules in the system
+nothing. Evidence is handed over in time order (chronological curation) and fenced as data. The whole
+prompt keeps to a token budget (600 by default: prompt evaluation is most of an answer's time on a
+CPU): the strongest lines first, a long line cut to its sentences that share words with the question,
+a line that repeats one already chosen for the same moment left out: text inside the evidence or the question cannot change the rules in the system
 prompt. When the strategy pinpointed the moment asked about (`Evidence.pinpointed`), only that moment
 is handed over.
+
+The rules come first and never change between questions of one kind, so the model keeps them evaluated
+(`LLM.keep_prefix`) and each question pays only for its evidence. The answer can be followed as it is
+written (`on_text` gets the answer field's text, decoded, as the JSON reply grows); the checks at the
+end still decide, and an answer they turn into the abstention says what was withdrawn.
 """
 
 from __future__ import annotations
@@ -21,13 +28,20 @@ from datetime import datetime
 
 from egodesk.core.timeutil import from_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
-from egodesk.perception.llm import LLMError, chat_json
+from egodesk.perception.llm import LLMError, TextSink, chat_json
 from egodesk.reasoning import relative_dates
 from egodesk.reasoning.speakers import misattributed
+from egodesk.retrieval.lexical import tokenize
 
 LETTERS = "ABCDEFGHIJ"
 NOT_FOUND = "NOT_FOUND"
 EVIDENCE_CHARS = 320  # one unit's text at most; captions are short, transcripts can run long
+FOCUS_CHARS = 170  # a longer line keeps only its sentences that share words with the question, up to this
+REPEAT_OVERLAP = 0.8  # a line whose words are this much another chosen line's, at the same moment, adds nothing
+REPEAT_S = 30.0  # "the same moment": the same words later are another time it happened, which counts
+WORD = re.compile(r"\w+")
+TEMPLATE_TOKENS = 12  # the chat template's role markers around the two messages
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 QUESTION_CHARS = 1000  # a pasted essay of a question must still leave the context to the evidence
 OPTION_CHARS = 200
 MAX_TOKENS = 200
@@ -61,6 +75,9 @@ OPEN_RULE = (
 )
 
 
+EVIDENCE_OPEN = "<evidence>\n"  # the user turn's fixed head: the kept prefix ends here
+
+
 @dataclass
 class Prompt:
     messages: list[dict]
@@ -89,9 +106,38 @@ def _clock(ev: Evidence) -> str:
     return f"{first}-{end.strftime('%H:%M:%S') if end.date() == start.date() else f'{_day(end)} {end:%H:%M:%S}'}"
 
 
-def _text(ev: Evidence) -> str:
+def _text(ev: Evidence, terms: set[str] | None = None) -> str:
     text = _clean(relative_dates.annotate(ev.text, from_ts(ev.start)))
+    if terms is not None:
+        text = focus(text, terms)
     return f"{text} [{_clean(ev.facts)}]" if ev.facts else text  # what its clip showed or said (reasoning.facts)
+
+
+def focus(text: str, terms: set[str], limit: int = FOCUS_CHARS) -> str:
+    """A long line cut to what bears on the question: its sentences that share the most words with it
+    (`terms`, as `lexical.tokenize` reduces them), kept in their order, up to `limit` characters; the
+    speaker's name ("Caroline: ...") stays. A line with no such sentence keeps its beginning."""
+    if len(text) <= limit:
+        return text
+    speaker, sep, body = text.partition(": ")
+    if not sep or len(speaker) > 40:
+        speaker, body = "", text
+    sentences = SENTENCE_END.split(body)
+    scores = [len(terms & set(words)) for words in tokenize(sentences)]
+    keep, size = set(), len(speaker)
+    for i in sorted(range(len(sentences)), key=lambda i: (-scores[i], i)):
+        if scores[i] == 0 and keep:
+            break
+        if keep and size + len(sentences[i]) > limit:
+            continue
+        keep.add(i)
+        size += len(sentences[i]) + 2
+    parts, last = [], -1
+    for i in sorted(keep):
+        parts.append(("… " if i > last + 1 else "") + sentences[i])
+        last = i
+    cut = " ".join(parts) + (" …" if last < len(sentences) - 1 else "")
+    return _clean(f"{speaker}: {cut}" if speaker else cut, EVIDENCE_CHARS)
 
 
 def _header(ev: Evidence) -> str:
@@ -107,18 +153,38 @@ def build_prompt(
     count_tokens,
     choice: str = "text",
 ) -> Prompt:
-    """The chat messages: rules, evidence (time order, within the token budget), question, options
-    (listed with letters when the answer is a letter, as a plain list when it is the option's text).
+    """The chat messages: rules, evidence (time order, within the token budget for the whole prompt),
+    question, options (listed with letters when the answer is a letter, as a plain list when it is the
+    option's text).
 
     Evidence is grouped under one "day, source:" line per run of lines sharing both, so each line
     carries only its time of day: the same facts in far fewer tokens than a full date on every line."""
-    rule = MC_RULES[choice] if options else OPEN_RULE
-    chosen, used = [], 0
+    rules = _rules(options, choice)
+    terms = set().union(*tokenize([question, *(options or [])]))
+    texts: dict[int, str] = {}
+    at = from_ts(asked_at) if asked_at is not None else None
+    asked = f"\nAsked at: {_day(at)} {at:%H:%M:%S}" if at is not None else ""
+    marks = [f"{LETTERS[i]}." if choice == "letter" else "-" for i in range(len(options or []))]
+    opts = "\nOptions:\n" + "\n".join(f"{mark} {_option(o)}" for mark, o in zip(marks, options)) if options else ""
+    tail = f"\n</evidence>{asked}\nQuestion: {_clean(question, QUESTION_CHARS)}{opts}"
+    room = budget_tokens - count_tokens(rules["content"]) - count_tokens(EVIDENCE_OPEN + tail) - TEMPLATE_TOKENS
+    chosen: list[Evidence] = []
+    seen: list[tuple[Evidence, set[str]]] = []
+    headers: set[str] = set()
+    used = 0
     for ev in [e for e in evidence if e.pinpointed] or evidence:  # best first: the budget keeps the strongest
-        cost = count_tokens(f"{_clock(ev)} {_text(ev)}") + 4
-        if chosen and used + cost > budget_tokens:
-            break
+        text = _text(ev, terms)
+        words = set(WORD.findall(text.lower()))
+        if any(_repeats(ev, words, other, known) for other, known in seen):
+            continue
+        header = _header(ev)
+        cost = count_tokens(f"{_clock(ev)} {text}") + 4 + (0 if header in headers else count_tokens(header) + 1)
+        if chosen and used + cost > room:
+            continue  # a shorter, weaker line may still fit
         chosen.append(ev)
+        seen.append((ev, words))
+        headers.add(header)
+        texts[id(ev)] = text
         used += cost
     ordered = sorted(chosen, key=lambda e: (e.start, e.end))
     ids = [f"E{i}" for i in range(1, len(ordered) + 1)]
@@ -127,16 +193,104 @@ def build_prompt(
         if _header(ev) != header:
             header = _header(ev)
             lines.append(header)
-        lines.append(f"{eid} {_clock(ev)} {_text(ev)}")
+        lines.append(f"{eid} {_clock(ev)} {texts[id(ev)]}")
     block = "\n".join(lines) or "(no evidence found)"
-    at = from_ts(asked_at) if asked_at is not None else None
-    asked = f"\nAsked at: {_day(at)} {at:%H:%M:%S}" if at is not None else ""
-    marks = [f"{LETTERS[i]}." if choice == "letter" else "-" for i in range(len(options or []))]
-    opts = "\nOptions:\n" + "\n".join(f"{mark} {_option(o)}" for mark, o in zip(marks, options)) if options else ""
-    user = f"<evidence>\n{block}\n</evidence>{asked}\nQuestion: {_clean(question, QUESTION_CHARS)}{opts}"
-    return Prompt(
-        [{"role": "system", "content": SYSTEM.format(answer_rule=rule)}, {"role": "user", "content": user}], ids, ordered
-    )
+    return Prompt([rules, {"role": "user", "content": f"{EVIDENCE_OPEN}{block}{tail}"}], ids, ordered)
+
+
+def _repeats(ev: Evidence, words: set[str], other: Evidence, known: set[str]) -> bool:
+    """Whether a line says again what a chosen line says of the same moment (a unit and its parent)."""
+    near = ev.start <= other.end + REPEAT_S and other.start <= ev.end + REPEAT_S
+    return near and bool(words) and len(words & known) >= REPEAT_OVERLAP * len(words)
+
+
+def _rules(options: list[str] | None, choice: str = "text") -> dict:
+    return {"role": "system", "content": SYSTEM.format(answer_rule=MC_RULES[choice] if options else OPEN_RULE)}
+
+
+def prompt_head(options: list[str] | None = None, choice: str = "text") -> list[dict]:
+    """What every answer prompt of one kind (open, or picked from options) starts with: the rules and
+    the evidence block's opening. A model keeps it evaluated (`LLM.keep_prefix`)."""
+    return [_rules(options, choice), {"role": "user", "content": EVIDENCE_OPEN}]
+
+
+class FieldStream:
+    """Follows one top-level string field of a JSON object while it is being written: `feed` takes the
+    next piece of the raw reply and hands `sink` the field's newly decoded text, if any. Text that may
+    still become `hold` (the not-found marker) is held back until it cannot."""
+
+    def __init__(self, field: str, sink: TextSink, hold: str = ""):
+        self.field, self.sink, self.hold = field, sink, hold.lower()
+        self.raw = ""
+        self.sent = ""
+
+    def feed(self, piece: str) -> None:
+        self.raw += piece
+        value = partial_field(self.raw, self.field)
+        if value is None or len(value) <= len(self.sent) or (self.hold and self.hold.startswith(value.lower())):
+            return
+        new, self.sent = value[len(self.sent) :], value
+        self.sink(new)
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "\\": "\\", "/": "/"}
+
+
+def partial_field(raw: str, field: str) -> str | None:
+    """The decoded value of top-level string `field` in `raw`, a JSON object possibly cut anywhere,
+    as far as it is written; None until its value has begun. An escape cut in half waits for the rest."""
+    depth, key, i = 0, None, 0
+    after_colon = False
+    while i < len(raw):
+        char = raw[i]
+        if char == '"':
+            text, i, closed = _string(raw, i + 1)
+            if depth == 1 and after_colon and key == field:
+                return text
+            if not closed:
+                return None
+            if depth == 1 and not after_colon:
+                key = text
+            after_colon = False
+            continue
+        if char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+        elif char == ":" and depth == 1:
+            after_colon = True
+        elif char == "," and depth == 1:
+            key, after_colon = None, False
+        i += 1
+    return None
+
+
+def _string(raw: str, i: int) -> tuple[str, int, bool]:
+    """A JSON string's text from just after its opening quote: (text, index after it, closed)."""
+    out = []
+    while i < len(raw):
+        char = raw[i]
+        if char == '"':
+            return "".join(out), i + 1, True
+        if char == "\\":
+            if i + 1 >= len(raw):
+                break
+            if raw[i + 1] == "u":
+                digits = raw[i + 2 : i + 6]
+                if len(digits) < 4:
+                    break
+                try:
+                    out.append(chr(int(digits, 16)))
+                except ValueError:
+                    out.append(digits)
+                i += 6
+                continue
+            out.append(_ESCAPES.get(raw[i + 1], raw[i + 1]))
+            i += 2
+            continue
+        out.append(char)
+        i += 1
+    return "".join(out), i, False
 
 
 def _option(text: str) -> str:
@@ -169,16 +323,22 @@ def answer_question(
     evidence: list[Evidence],
     options: list[str] | None = None,
     asked_at: float | None = None,
-    budget_tokens: int = 1500,
+    budget_tokens: int = 600,
     choice: str = "text",
+    on_text: TextSink | None = None,
 ) -> Answer:
     """Ask the LLM; returns an Answer with the cited evidence, grounding and token count. `choice`:
-    a multiple-choice answer is the option's "text" or its "letter"."""
+    a multiple-choice answer is the option's "text" or its "letter". `on_text` gets the answer as the
+    model writes it (the final Answer is still what counts)."""
     started = time.perf_counter()
+    llm.keep_prefix(prompt_head(options, choice))
     prompt = build_prompt(question, evidence, options, asked_at, budget_tokens, llm.count_tokens, choice)
     schema = answer_schema(prompt.ids, options, choice)
+    stream = FieldStream("answer", on_text, hold=NOT_FOUND) if on_text is not None else None
     try:
-        reply, tokens = chat_json(llm, prompt.messages, schema, max_tokens=MAX_TOKENS)
+        reply, tokens = chat_json(
+            llm, prompt.messages, schema, max_tokens=MAX_TOKENS, on_text=stream.feed if stream is not None else None
+        )
     except LLMError as exc:
         return Answer(
             question,
@@ -217,6 +377,8 @@ def answer_question(
     if not out.abstained and (reason := _unsupported(out, options, [by_id[c] for c in cited_ids], prompt.shown)):
         out.extra["unsupported"] = f"{reason}: {out.text!r}"
         out.text, out.option_index, out.abstained, out.grounded = ABSTENTION, None, True, False
+    if stream is not None and stream.sent.strip() and out.abstained:
+        out.extra["withdrawn"] = stream.sent  # the streamed words did not hold: the reader is told
     return out
 
 

@@ -12,7 +12,7 @@ from egodesk.eval.runner import run_questions
 from egodesk.pipeline.ask import ask, check_question, describe, people_order, retrieve, with_when
 from egodesk.retrieval.base import Memory
 from egodesk.retrieval.question import TimeWindow
-from tests.reasoning.test_answerer import ScriptedLLM
+from tests.reasoning.test_answerer import ScriptedLLM, StreamingLLM
 from tests.retrieval.conftest import DAY1, DAY2, built, ts  # noqa: F401  (a fixture)
 
 
@@ -110,3 +110,57 @@ def test_eval_measures_the_path_the_app_ships(memory):
     [result] = run_questions(memory, [question], "auto", k=5)
     app = retrieve(memory, question.question, asked_at=ts(DAY2), k=12)
     assert [r["unit"] for r in result.detail["retrieved"]] == [ev.unit_id for ev in app.evidence[:5]]
+
+
+def test_the_moments_found_come_before_the_answer_which_streams(memory):
+    events = []
+    llm = StreamingLLM({"evidence": ["E1"], "reasoning": "Paper was taken.", "answer": "I took the paper"})
+    answer = ask(
+        memory,
+        llm,
+        "What did I do with the paper?",
+        asked_at=ts(DAY1, 100),
+        k=4,
+        on_evidence=lambda found: events.append(("evidence", [(ev.rank, ev.offset) for ev in found])),
+        on_text=lambda piece: events.append(("text", piece)),
+    )
+    kind, found = events[0]
+    assert kind == "evidence" and [rank for rank, _ in found] == list(range(1, len(found) + 1))
+    assert all(offset is not None for _, offset in found)  # a chip can seek before the answer exists
+    pieces = [piece for kind, piece in events[1:] if kind == "text"]
+    assert len(pieces) > 1 and "".join(pieces) == answer.text == "I took the paper"
+
+
+def test_the_cli_prints_the_answer_as_it_is_written(tmp_path, monkeypatch, capsys):
+    import egodesk.commands.ask as ask_command
+    import egodesk.perception.llm as llm_module
+    from egodesk.cli import main as cli_main
+    from egodesk.pipeline.library import Library
+
+    day = tmp_path / "day.jsonl"
+    day.write_text(
+        '{"source": "day", "start": "2024-03-13T09:00:00", "end": "2024-03-13T09:00:20", "kind": "narration", '
+        '"text": "I put the keys in the blue bowl by the door."}\n',
+        encoding="utf-8",
+    )
+    library = Library(tmp_path / "lib")
+    assert library.add([day]).added and library.process()["failed"] == 0
+    library.close()
+    monkeypatch.setenv("EGODESK_HOME", str(tmp_path / "lib"))
+    replies = [
+        {"evidence": ["E1"], "reasoning": "The bowl.", "answer": "In the blue bowl by the door"},
+        {"evidence": [], "reasoning": "A guess.", "answer": "On the table"},
+    ]
+    monkeypatch.setattr(llm_module, "make_llm", lambda *args, **kwargs: StreamingLLM(replies.pop(0)))
+    printed = []
+    monkeypatch.setattr(
+        ask_command, "print", lambda *args, **kwargs: (printed.append(args), print(*args, **kwargs)), raising=False
+    )
+
+    assert cli_main(["ask", "Where are my keys?", "--at", "2024-03-13T10:00:00"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "In the blue bowl by the door" and len(printed) > 3  # piece by piece, then the rest
+
+    assert cli_main(["ask", "Where is my hat?", "--at", "2024-03-13T10:00:00"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "On the table" and lines[1].startswith("(withdrawn: ") and lines[2] == ABSTENTION

@@ -7,7 +7,8 @@ import pytest
 from egodesk.core.timeutil import from_ts
 from egodesk.core.types import ABSTENTION, Evidence
 from egodesk.perception.llm import LLMError
-from egodesk.reasoning.answerer import NOT_FOUND, answer_question, answer_schema, build_prompt
+from egodesk.reasoning.answerer import NOT_FOUND, answer_question, answer_schema, build_prompt, focus, partial_field, prompt_head
+from egodesk.retrieval.lexical import tokenize
 
 
 class ScriptedLLM:
@@ -28,6 +29,9 @@ class ScriptedLLM:
 
     def count_tokens(self, text):
         return len(text.split())
+
+    def keep_prefix(self, messages):
+        pass  # nothing is evaluated here
 
 
 def ev(uid, start, text, source="kitchen"):
@@ -56,6 +60,39 @@ def test_prompt_is_chronological_fenced_and_within_budget():
     assert user.startswith("<evidence>") and "Asked at:" in user
     small = build_prompt("q", EVIDENCE, None, None, budget_tokens=12, count_tokens=lambda t: len(t.split()))
     assert [e.unit_id for e in small.shown] == [7]  # the best-ranked evidence is kept first
+
+
+def test_the_whole_prompt_keeps_to_the_budget_with_the_strongest_lines():
+    def words(text):
+        return len(text.split())
+
+    many = [ev(100 + i, 1000.0 + 60 * i, f"I put item {i} on shelf {i} near the {i}th window today") for i in range(40)]
+    for budget in (300, 600):
+        prompt = build_prompt("Where did I put item 3?", many, None, 9000.0, budget, words)
+        total = sum(words(m["content"]) for m in prompt.messages) + 12  # the template's markers
+        assert total <= budget and len(prompt.shown) < len(many)
+        assert {e.unit_id for e in prompt.shown} == {100 + i for i in range(len(prompt.shown))}  # best first
+
+
+def test_a_long_line_keeps_the_sentences_that_bear_on_the_question():
+    line = (
+        "Caroline: Hey Mel, great to chat with you again! The weather was awful all week. "
+        "I just joined a new activist group last Tuesday and met so many people. "
+        "My cousin is visiting next month and we plan to go hiking."
+    )
+    cut = focus(line, set(tokenize(["What group did Caroline join?"])[0]))
+    assert cut.startswith("Caroline: ") and "joined a new activist group" in cut and len(cut) < len(line)
+    assert "hiking" not in cut and "…" in cut
+    short = "Caroline: I joined a group."
+    assert focus(short, {"group"}) == short
+    unrelated = focus(line, {"zebra"})
+    assert unrelated.startswith("Caroline: Hey Mel") and len(unrelated) <= 200  # nothing matches: the beginning
+
+
+def test_a_line_that_repeats_a_chosen_one_is_left_out():
+    repeated = [ev(1, 1000.0, "I put the keys in the blue bowl."), ev(2, 1005.0, "I put the keys in the blue bowl!")]
+    prompt = build_prompt("Where are the keys?", [*repeated, EVIDENCE[2]], None, None, 600, lambda t: len(t.split()))
+    assert [e.unit_id for e in prompt.shown] == [1, 9]
 
 
 def test_a_pinpointed_moment_is_all_the_answerer_reads():
@@ -150,3 +187,56 @@ def test_real_tiny_model_returns_a_schema_valid_answer(tiny_llm):
     assert answer.option_index in (0, 1) and 0 < answer.tokens < 600
     assert set(answer.cited) <= {3, 7, 9}
     assert answer.text in ("paper", "plate")
+
+
+class StreamingLLM(ScriptedLLM):
+    """Replies arrive a few characters at a time, as a model writes them."""
+
+    def chat(self, messages, max_tokens=256, temperature=0.0, schema=None, on_text=None):
+        text, tokens = super().chat(messages, max_tokens, temperature, schema)
+        for i in range(0, len(text), 3):
+            if on_text is not None:
+                on_text(text[i : i + 3])
+        return text, tokens
+
+
+def test_a_json_field_is_decoded_wherever_the_reply_is_cut():
+    reply = json.dumps({"evidence": ["E1"], "reasoning": 'the "answer": is here', "answer": 'a blue bowl\n"é" \\ ok'})
+    final = json.loads(reply)["answer"]
+    seen = [partial_field(reply[:cut], "answer") for cut in range(len(reply) + 1)]
+    values = [v for v in seen if v is not None]
+    assert values[-1] == final and all(final.startswith(v) for v in values)  # never a wrong or unescaped character
+    assert seen[reply.index('"answer": "') + 9] is None  # not begun: the key inside the reasoning does not count
+    assert partial_field('{"answer": "caf\\u00', "answer") == "caf"  # a cut escape waits for its end
+
+
+def test_the_answer_streams_as_it_is_written_and_the_final_check_still_decides():
+    pieces = []
+    llm = StreamingLLM({"evidence": ["E2"], "reasoning": "I folded paper at 00:16:40.", "answer": "I folded the paper"})
+    out = answer_question(llm, "What did I do with the paper?", EVIDENCE, on_text=pieces.append)
+    assert len(pieces) > 2 and "".join(pieces) == out.text == "I folded the paper"
+    assert "withdrawn" not in out.extra
+
+    pieces.clear()
+    llm = StreamingLLM({"evidence": [], "reasoning": "Nothing says.", "answer": "NOT_FOUND"})
+    out = answer_question(llm, "Where are my keys?", EVIDENCE, on_text=pieces.append)
+    assert out.abstained and pieces == []  # the not-found marker is never shown as words
+
+    llm = StreamingLLM({"evidence": [], "reasoning": "A guess.", "answer": "On the table"})
+    out = answer_question(llm, "Where are my keys?", EVIDENCE, on_text=pieces.append)
+    assert out.abstained and "".join(pieces) == "On the table" and out.extra["withdrawn"] == "On the table"
+
+
+def test_every_question_of_a_kind_starts_with_the_same_kept_head():
+    llm = ScriptedLLM(*[{"evidence": ["E1"], "reasoning": "r", "answer": "x"}] * 2)
+    kept = []
+    llm.keep_prefix = kept.append
+    answer_question(llm, "What did I fold?", EVIDENCE)
+    answer_question(llm, "What did I wash?", EVIDENCE[2:])
+    assert kept[0] == kept[1] == prompt_head()
+    for messages, _ in llm.sent:
+        assert messages[0] == kept[0][0] and messages[1]["content"].startswith(kept[0][1]["content"])
+    options = ["paper", "plate"]
+    head = prompt_head(options)
+    assert head[0] != prompt_head()[0]
+    assert build_prompt("q", EVIDENCE, options, None, 500, len).messages[0] == head[0]
