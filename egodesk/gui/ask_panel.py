@@ -2,7 +2,10 @@
 evidence as clickable chips, the retrieval inspector and this library's question history.
 
 Asking runs `ops.ask` through the task runner (the LLM works in a worker process); the panel only
-shows what comes back. An empty question never starts anything: the panel says what is missing.
+shows what comes back, as it comes: the moments found first (by relevance), then the answer's words
+as the model writes them, then the checked answer with its cited moments first. Starting to type a
+question gets the model ready (`ops.prepare_to_answer`), so the first answer costs what a follow-up
+does. An empty question never starts anything: the panel says what is missing.
 """
 
 from __future__ import annotations
@@ -62,11 +65,15 @@ class AskPanel(QWidget):
         self.chips: list[EvidenceChip] = []
         self.task: Task | None = None
         self._asked_at = 0.0
+        self._prepared = False  # the warm worker was asked to get the model ready
+        self.streamed = ""  # the answer's words so far, while it is written
+        self.first_words_s: float | None = None  # seconds from asking to the first streamed words
 
         self.question = QLineEdit(self)
         self.question.setObjectName("question")
         self.question.setPlaceholderText("Ask about your footage, e.g. “where did I leave my keys?”")
         self.question.returnPressed.connect(lambda: self.ask())
+        self.question.textEdited.connect(self._prepare)
         self.ask_button = QPushButton("Ask", self)
         self.ask_button.setObjectName("ask-button")
         self.ask_button.setDefault(True)
@@ -170,11 +177,12 @@ class AskPanel(QWidget):
         if len(choices) == 1:
             show_message(self.message, "Give at least two options, one per line, or none.", "error")
             return None
-        if self.task is not None and self.task.running:
+        if self.task is not None and self.task.state in ("pending", "running"):
             show_message(self.message, "Still answering the previous question: wait, or press Stop.", "info")
             return None
         show_message(self.message, "")
         self.show_answer(None)
+        self.streamed, self.first_words_s = "", None
         self._asked_at = time.monotonic()
         self.task = self.runner.run(
             ops.ask,
@@ -188,13 +196,34 @@ class AskPanel(QWidget):
             on_success=self._answered,
             on_failure=self._failed,
             on_cancel=lambda _m: self._done("Stopped."),
+            on_partial=self._partial,
         )
+        self._prepared = True  # the ask loads the model if nothing else did
         self._set_busy(True)
         return self.task
 
+    def _prepare(self) -> None:
+        if not self._prepared:
+            self._prepared = True
+            self.runner.run(ops.prepare_to_answer, self.library_root, label="Get ready to answer", warm=True)
+
     def cancel(self) -> None:
         if self.task is not None:
+            self._prepared = False  # ending the task ends the warm worker and its loaded model
             self.task.cancel(grace_s=0)  # nothing to keep from a half-made answer
+
+    def _partial(self, message: tuple) -> None:
+        """Part of the answer before the end: the moments found, or the next words of the answer."""
+        kind, value = message
+        if kind == "evidence":
+            self._show_evidence(value, set(), f"Moments found ({len(value)}), by relevance")
+        elif kind == "text":
+            if self.first_words_s is None:
+                self.first_words_s = time.monotonic() - self._asked_at
+            self.streamed += value
+            self.answer_label.setProperty("abstained", False)
+            self.answer_label.setText(f"{html.escape(self.streamed)} ▍")
+            self.answer_label.show()
 
     def _answered(self, answer: Answer) -> None:
         self._done("")
@@ -226,21 +255,18 @@ class AskPanel(QWidget):
         self.asking_changed.emit(busy)
 
     def _tick(self) -> None:
-        self.status.setText(f"Searching your memories and thinking… {time.monotonic() - self._asked_at:.0f} s")
+        doing = "Answering" if self.chips else "Searching your memories"
+        self.status.setText(f"{doing}… {time.monotonic() - self._asked_at:.0f} s")
 
     # -- showing an answer -----------------------------------------------------------------------
 
     def show_answer(self, answer: Answer | None) -> None:
         self.answer = answer
-        for chip in self.chips:
-            chip.deleteLater()
-        self.chips = []
         self.inspector.show_answer(answer)
         self.hint.setVisible(answer is None and not self.cancel_button.isVisibleTo(self))
         if answer is None:
+            self._show_evidence([], set(), "")
             self.answer_label.hide()
-            self.evidence_title.hide()
-            self.time_order.hide()
             return
         self.answer_label.setProperty("abstained", answer.abstained)
         self.answer_label.style().unpolish(self.answer_label)
@@ -250,16 +276,28 @@ class AskPanel(QWidget):
             self.answer_label.setText(f"<b>Not found in your footage.</b>{detail}")
         else:
             self.answer_label.setText(html.escape(answer.text))
+        if withdrawn := answer.extra.get("withdrawn"):
+            self.answer_label.setText(
+                f"{self.answer_label.text()}<br><i>(The first words, “{html.escape(withdrawn)}”, were withdrawn: "
+                "the moments shown do not support them.)</i>"
+            )
         self.answer_label.show()
-        cited = set(answer.cited)
-        self.evidence_title.setText(
+        title = (
             "Moments looked at (none supports an answer)"
             if answer.abstained
             else f"Evidence ({len(answer.evidence)} moments, ★ = cited)"
         )
-        self.evidence_title.setVisible(bool(answer.evidence))
-        self.time_order.setVisible(len(answer.evidence) > 1)
-        for i, ev in enumerate(answer.evidence):
+        self._show_evidence(answer.evidence, set(answer.cited), title)
+
+    def _show_evidence(self, evidence: list[Evidence], cited: set[int], title: str) -> None:
+        """Chips for these moments, in this order (the time-order toggle rearranges them)."""
+        for chip in self.chips:
+            chip.deleteLater()
+        self.chips = []
+        self.evidence_title.setText(title)
+        self.evidence_title.setVisible(bool(evidence))
+        self.time_order.setVisible(len(evidence) > 1)
+        for i, ev in enumerate(evidence):
             chip = EvidenceChip(i, ev, self.thumbnail_for(ev), ev.unit_id in cited, self.chip_box)
             chip.clicked.connect(self.activate)
             self.chips.append(chip)
@@ -273,12 +311,13 @@ class AskPanel(QWidget):
             self.chip_layout.insertWidget(self.chip_layout.count() - 1, chip)
 
     def activate(self, index: int) -> None:
-        """Select chip `index` and ask the window to play its moment."""
-        if self.answer is None or not 0 <= index < len(self.answer.evidence):
+        """Select chip `index` and ask the window to play its moment (chips work while the answer is written)."""
+        chip = next((c for c in self.chips if c.index == index), None)
+        if chip is None:
             return
-        for chip in self.chips:
-            chip.set_selected(chip.index == index)
-        self.evidence_activated.emit(index, self.answer.evidence[index])
+        for other in self.chips:
+            other.set_selected(other is chip)
+        self.evidence_activated.emit(index, chip.evidence)
 
     def clear_selection(self) -> None:
         for chip in self.chips:

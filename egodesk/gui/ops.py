@@ -51,8 +51,22 @@ def import_paths(ctx: WorkerContext, root: str, paths: list[str], resume: bool =
 
 
 def ask(ctx: WorkerContext, root: str, question: str, options: list[str] | None, strategy: str | None, k: int | None):
-    """Run warm (see TaskRunner): the library and its models stay loaded for the next question."""
-    return _kept_library(root).ask(question, options=options or None, strategy=strategy or None, k=k)
+    """Run warm (see TaskRunner): the library and its models stay loaded for the next question. The
+    window hears of the moments found, ("evidence", [Evidence]), and each new piece of the answer,
+    ("text", str), as they come."""
+    return _kept_library(root).ask(
+        question,
+        options=options or None,
+        strategy=strategy or None,
+        k=k,
+        on_evidence=lambda found: ctx.partial(("evidence", found)),
+        on_text=lambda piece: ctx.partial(("text", piece)),
+    )
+
+
+def prepare_to_answer(ctx: WorkerContext, root: str) -> None:
+    """Run warm, while the user types a question: the LLM loaded and its answer rules evaluated."""
+    _kept_library(root).prepare_to_answer()
 
 
 def forget(ctx: WorkerContext, root: str, footage_id: int, start: float | None = None, end: float | None = None) -> None:

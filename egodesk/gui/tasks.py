@@ -7,9 +7,11 @@ thread; a process can be ended for a real cancel, and a crash there (SIGILL, out
 that one task. Events come back over a multiprocessing queue that a QTimer drains on the GUI thread, so
 every callback runs on the GUI thread.
 
-Most ops get a process of their own. `warm=True` ops (asking) share one long-lived process instead, so
-the library, indices and LLM an op keeps open are still loaded for the next question; ending such a
-task ends that process, and the next warm op starts a fresh one.
+Most ops get a process of their own. `warm=True` ops (getting ready to answer, asking) share one
+long-lived process instead, so the library, indices and LLM an op keeps open are still loaded for the
+next question; they run one after another (a question asked while the model is still getting ready
+waits for it rather than loading a second one). Ending such a task ends that process, and the next
+warm op starts a fresh one.
 
 Processes are spawned, never forked (the parent runs Qt): a script that starts tasks must keep its
 top-level code under `if __name__ == "__main__":`, as multiprocessing requires.
@@ -137,7 +139,12 @@ class Task(QObject):
 
     def cancel(self, grace_s: float = CANCEL_GRACE_S) -> None:
         """Ask the op to stop where it can (ingest keeps what it finished); end the process after
-        `grace_s` if it has not. `grace_s=0` ends it at once."""
+        `grace_s` if it has not. `grace_s=0` ends it at once. One still waiting for its turn just ends."""
+        if self.state == "pending":
+            self.state = "cancelled"
+            self.cancelled.emit("cancelled")
+            self.finished.emit()
+            return
         if not self.running:
             return
         self.worker.stop.set()
@@ -208,6 +215,7 @@ class TaskRunner(QObject):
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self.tasks: list[Task] = []
+        self._waiting: list[Task] = []  # warm ops waiting for the warm worker, in order
         self._warm: _Worker | None = None
 
     def run(
@@ -225,6 +233,7 @@ class TaskRunner(QObject):
     ) -> Task:
         """Run `op(ctx, *args, **kwargs)` in a worker process; callbacks run on the GUI thread."""
         task = Task(label, op, args, kwargs, self._warm_worker() if warm else _Worker(persistent=False), self)
+        waits = warm and task.worker.busy
         if on_progress:
             task.progressed.connect(on_progress)
         if on_success:
@@ -237,17 +246,20 @@ class TaskRunner(QObject):
             task.partial.connect(on_partial)
         task.finished.connect(lambda: self._finished(task))
         self.tasks.append(task)
-        task.start()
+        if waits:
+            self._waiting.append(task)
+        else:
+            task.start()
         self.task_started.emit(task)
         return task
 
     def _warm_worker(self) -> _Worker:
-        """The long-lived worker; a one-op one while it is busy (two warm ops never share it at once)."""
+        """The long-lived worker (a fresh one when the last was ended or died)."""
         if self._warm is not None and (self._warm.closed or (self._warm.process is not None and not self._warm.alive())):
-            self._warm = None  # it was ended (a cancel) or died: start afresh
+            self._warm = None
         if self._warm is None:
             self._warm = _Worker(persistent=True)
-        return _Worker(persistent=False) if self._warm.busy else self._warm
+        return self._warm
 
     def running(self, label: str | None = None) -> list[Task]:
         return [t for t in self.tasks if t.running and (label is None or t.label == label)]
@@ -263,5 +275,12 @@ class TaskRunner(QObject):
     def _finished(self, task: Task) -> None:
         if task in self.tasks:
             self.tasks.remove(task)
+        if task in self._waiting:
+            self._waiting.remove(task)
         self.task_finished.emit(task)
         task.deleteLater()
+        warm = self._warm_worker() if self._waiting else None
+        if warm is not None and not warm.busy:  # the next warm op's turn
+            waiting = self._waiting.pop(0)
+            waiting.worker = warm
+            waiting.start()

@@ -124,14 +124,21 @@ def test_warm_ops_share_one_process_until_it_is_cancelled(qtbot, runner):
     finish(qtbot, again)
     assert seen["result"] == (pid, "open")  # an op's error does not cost the warm process
 
+    brief = runner.run(task_ops.sleep, 0.5, label="brief", warm=True)
+    queued = runner.run(task_ops.recall, "library", label="queued", warm=True)
+    seen = outcome(queued)
+    assert queued.state == "pending"
+    finish(qtbot, queued)
+    assert brief.state == "done" and seen["result"] == (pid, "open")  # its turn came, in the same process
+
     slow = runner.run(task_ops.sleep, 60, label="slow", warm=True)
-    busy = runner.run(task_ops.recall, "library", label="meanwhile", warm=True)
-    seen = outcome(busy)
-    finish(qtbot, busy)
-    assert seen["result"][0] != pid  # the warm process was busy: a one-op process answered
-    qtbot.wait(200)
-    slow.cancel(grace_s=0)
+    given_up = runner.run(task_ops.recall, "library", label="given up", warm=True)
     after = runner.run(task_ops.recall, "library", label="recall", warm=True)
+    assert given_up.state == after.state == "pending"  # the warm process is busy: they wait their turn
+    given_up.cancel()
+    assert given_up.state == "cancelled" and given_up not in runner.tasks  # a waiting one just ends
+    qtbot.wait(200)
     seen = outcome(after)
+    slow.cancel(grace_s=0)
     finish(qtbot, after)
     assert seen["result"][0] != pid and seen["result"][1] is None  # cancelling ended it: a fresh one

@@ -1,0 +1,119 @@
+"""Asking in the real window with a real model: typing gets the model ready, the moments found appear
+before the answer, and the answer's words appear as the model writes them. The slow test measures the
+time from pressing Enter to the first words with the default model (llm-quality) on 2 cores."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timedelta
+
+import pytest
+from PySide6.QtCore import Qt
+
+from egodesk.gui.main_window import MainWindow
+from egodesk.pipeline.library import Library
+
+ANSWER_MS = 240_000
+DAY = datetime(2024, 3, 13, 8, 0)
+NARRATIONS = [
+    "I make coffee in the kitchen and drink it by the window.",
+    "I put the keys in the blue bowl by the front door.",
+    "I read an email from Anna about the dentist appointment on Friday at 3 pm.",
+    "I walk the dog around the park; it is sunny and cold.",
+    "I buy bread, milk and two lemons at the corner shop.",
+    "I cook pasta with tomato sauce for lunch.",
+    "I call my brother Tom; he says his flight lands at 18:40.",
+    "I water the plants on the balcony.",
+]
+
+
+@pytest.fixture
+def day_library(tmp_path):
+    """A real library of one narrated morning, imported from a JSONL file as a user imports one."""
+    path = tmp_path / "morning.jsonl"
+    lines = []
+    for i, text in enumerate(NARRATIONS):
+        start = DAY + timedelta(minutes=25 * i)
+        lines.append(
+            {
+                "source": "morning",
+                "start": start.isoformat(),
+                "end": (start + timedelta(seconds=20)).isoformat(),
+                "kind": "narration",
+                "text": text,
+            }
+        )
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    library = Library(tmp_path / "lib")
+    assert library.add([path]).added and library.process()["failed"] == 0
+    yield library
+    library.close()
+
+
+def ask_by_typing(qtbot, window: MainWindow, question: str) -> dict:
+    """Type the question (the model gets ready meanwhile), press Enter, and note what the panel showed
+    and when: the chips of the moments found, each new text of the answer label, the final answer."""
+    panel = window.ask_panel
+    qtbot.keyClicks(panel.question, question)
+    assert window.runner.running("Get ready to answer") or not window.runner.tasks  # started by typing
+    qtbot.waitUntil(lambda: not window.runner.tasks, timeout=ANSWER_MS)  # ready: what a pause in typing gives
+    seen: dict = {"texts": [], "chips_at": None, "answer": None}
+    panel.answer_ready.connect(lambda answer: seen.update(answer=answer, answer_at=time.monotonic()))
+    started = time.monotonic()
+    qtbot.keyClick(panel.question, Qt.Key.Key_Return)
+
+    def watch() -> bool:
+        if panel.chips and seen["chips_at"] is None and seen["answer"] is None:
+            seen["chips_at"] = time.monotonic() - started
+        text = panel.answer_label.text()
+        if seen["answer"] is None and panel.answer_label.isVisible() and (not seen["texts"] or seen["texts"][-1] != text):
+            seen["texts"].append(text)
+        return seen["answer"] is not None
+
+    qtbot.waitUntil(watch, timeout=ANSWER_MS)
+    seen["answer_s"] = seen["answer_at"] - started
+    return seen
+
+
+@pytest.fixture
+def day_window(qtbot, day_library):
+    window = MainWindow(day_library)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    yield window
+    window.close()
+
+
+def test_the_moments_come_first_and_the_answer_streams_in(qtbot, day_window):
+    seen = ask_by_typing(qtbot, day_window, "Where did I put the keys?")
+    answer, panel = seen["answer"], day_window.ask_panel
+    assert seen["chips_at"] is not None and seen["chips_at"] < seen["answer_s"]  # chips before the answer
+    if not answer.abstained and not answer.extra.get("withdrawn"):
+        assert panel.first_words_s is not None and len(seen["texts"]) > 1  # words arrived before the end
+        assert panel.streamed and answer.text.startswith(panel.streamed.strip()[:10])
+    print(f"chips {seen['chips_at']:.2f} s, first words {panel.first_words_s} s, answer {seen['answer_s']:.2f} s")
+
+
+@pytest.mark.slow
+def test_first_words_with_the_default_model(qtbot, day_library, monkeypatch):
+    monkeypatch.setenv("EGODESK_LLM_MODEL", "llm-quality")
+    window = MainWindow(Library(day_library.root))
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    try:
+        first = ask_by_typing(qtbot, window, "What time does Tom's flight land?")
+        words_s = window.ask_panel.first_words_s
+        follow = ask_by_typing(qtbot, window, "What did I buy at the corner shop?")
+        follow_words_s = window.ask_panel.first_words_s
+    finally:
+        window.close()
+    print(
+        f"llm-quality: chips {first['chips_at']:.2f} s, first words {words_s} s, answer {first['answer_s']:.1f} s; "
+        f"follow-up: first words {follow_words_s} s, answer {follow['answer_s']:.1f} s"
+    )
+    assert "18:40" in first["answer"].text and not follow["answer"].abstained
+    assert words_s is not None and words_s < first["answer_s"]
+    assert first["chips_at"] < 2.0  # the moments are clickable at once; the words wait on the model
