@@ -235,7 +235,7 @@ class Settings(BaseModel):
         "Answer prompt budget",
         "Answers",
         "The whole prompt the reasoner reads per question (rules, evidence, question), in tokens: the strongest "
-        "evidence lines that fit. Reading the prompt is most of an answer's time on a CPU (the paper spends 3,600).",
+        "evidence lines that fit. A CPU reads ~40 prompt tokens a second (the paper spends 3,600).",
         ge=300,
         le=16000,
     )

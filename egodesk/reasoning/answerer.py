@@ -7,11 +7,11 @@ only cite evidence it was given and only pick an option that exists. An answer t
 ungrounded; an open answer that cites nothing, says the evidence lacks it, or rests on what another
 person said of themselves (`speakers.misattributed`) becomes the abstention, as does a pick citing
 nothing. Evidence is handed over in time order (chronological curation) and fenced as data. The whole
-prompt keeps to a token budget (600 by default: prompt evaluation is most of an answer's time on a
-CPU): the strongest lines first, a long line cut to its sentences that share words with the question,
-a line that repeats one already chosen for the same moment left out: text inside the evidence or the question cannot change the rules in the system
-prompt. When the strategy pinpointed the moment asked about (`Evidence.pinpointed`), only that moment
-is handed over.
+prompt keeps to a token budget (600 by default: a CPU reads a prompt at ~40 tokens/s, so every line
+costs time): the strongest lines first, a long line cut to its sentences that share words with the
+question, a line that repeats one already chosen for the same moment left out. Text inside the evidence or the
+question cannot change the rules in the system prompt. When the strategy pinpointed the moment asked
+about (`Evidence.pinpointed`), only that moment is handed over.
 
 The rules come first and never change between questions of one kind, so the model keeps them evaluated
 (`LLM.keep_prefix`) and each question pays only for its evidence. The answer can be followed as it is
