@@ -38,7 +38,6 @@ NOT_FOUND = "NOT_FOUND"
 EVIDENCE_CHARS = 320  # one unit's text at most; captions are short, transcripts can run long
 FOCUS_CHARS = 170  # a longer line keeps only its sentences that share words with the question, up to this
 REPEAT_OVERLAP = 0.8  # a line whose words are this much another chosen line's, at the same moment, adds nothing
-REPEAT_S = 30.0  # "the same moment": the same words later are another time it happened, which counts
 WORD = re.compile(r"\w+")
 TEMPLATE_TOKENS = 12  # the chat template's role markers around the two messages
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -199,9 +198,11 @@ def build_prompt(
 
 
 def _repeats(ev: Evidence, words: set[str], other: Evidence, known: set[str]) -> bool:
-    """Whether a line says again what a chosen line says of the same moment (a unit and its parent)."""
-    near = ev.start <= other.end + REPEAT_S and other.start <= ev.end + REPEAT_S
-    return near and bool(words) and len(words & known) >= REPEAT_OVERLAP * len(words)
+    """Whether a line says again what a chosen line says of the same moment: one's span holds the
+    other's (a unit and its parent, two views of one clip). The same words at a moment of their own are
+    another time it happened ("I dry the box" twice in a row), which a question may turn on."""
+    same = (other.start <= ev.start and ev.end <= other.end) or (ev.start <= other.start and other.end <= ev.end)
+    return same and bool(words) and len(words & known) >= REPEAT_OVERLAP * len(words)
 
 
 def _rules(options: list[str] | None, choice: str = "text") -> dict:

@@ -114,6 +114,6 @@ def test_first_words_with_the_default_model(qtbot, day_library, monkeypatch):
         f"llm-quality: chips {first['chips_at']:.2f} s, first words {words_s} s, answer {first['answer_s']:.1f} s; "
         f"follow-up: first words {follow_words_s} s, answer {follow['answer_s']:.1f} s"
     )
-    assert "18:40" in first["answer"].text and not follow["answer"].abstained
+    assert any(time in first["answer"].text for time in ("18:40", "6:40")) and not follow["answer"].abstained
     assert words_s is not None and words_s < first["answer_s"]
     assert first["chips_at"] < 2.0  # the moments are clickable at once; the words wait on the model

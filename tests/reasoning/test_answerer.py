@@ -89,10 +89,17 @@ def test_a_long_line_keeps_the_sentences_that_bear_on_the_question():
     assert unrelated.startswith("Caroline: Hey Mel") and len(unrelated) <= 200  # nothing matches: the beginning
 
 
-def test_a_line_that_repeats_a_chosen_one_is_left_out():
-    repeated = [ev(1, 1000.0, "I put the keys in the blue bowl."), ev(2, 1005.0, "I put the keys in the blue bowl!")]
-    prompt = build_prompt("Where are the keys?", [*repeated, EVIDENCE[2]], None, None, 600, lambda t: len(t.split()))
+def test_a_line_that_repeats_a_chosen_one_of_the_same_moment_is_left_out():
+    parent = Evidence(1, 1, "kitchen", 1000.0, 1010.0, "I put the keys in the blue bowl.", 1.0)
+    child = ev(2, 1002.0, "I put the keys in the blue bowl!")  # a sub-chunk inside the parent's span
+    prompt = build_prompt("Where are the keys?", [parent, child, EVIDENCE[2]], None, None, 600, lambda t: len(t.split()))
     assert [e.unit_id for e in prompt.shown] == [1, 9]
+
+
+def test_the_same_words_at_a_moment_of_their_own_are_kept():
+    twice = [ev(1, 1000.0, "I dry tupperware."), ev(2, 1003.0, "I dry tupperware.")]  # overlapping, neither holds the other
+    prompt = build_prompt("What did I do after drying?", [*twice, EVIDENCE[2]], None, None, 600, lambda t: len(t.split()))
+    assert [e.unit_id for e in prompt.shown] == [1, 2, 9]
 
 
 def test_a_pinpointed_moment_is_all_the_answerer_reads():
