@@ -36,7 +36,7 @@ from egodesk.retrieval.lexical import tokenize
 LETTERS = "ABCDEFGHIJ"
 NOT_FOUND = "NOT_FOUND"
 EVIDENCE_CHARS = 320  # one unit's text at most; captions are short, transcripts can run long
-FOCUS_CHARS = 170  # a longer line keeps only its sentences that share words with the question, up to this
+FOCUS_CHARS = 220  # a longer line keeps only its sentences that share words with the question, up to this
 REPEAT_OVERLAP = 0.8  # a line whose words are this much another chosen line's, at the same moment, adds nothing
 WORD = re.compile(r"\w+")
 TEMPLATE_TOKENS = 12  # the chat template's role markers around the two messages
@@ -113,9 +113,11 @@ def _text(ev: Evidence, terms: set[str] | None = None) -> str:
 
 
 def focus(text: str, terms: set[str], limit: int = FOCUS_CHARS) -> str:
-    """A long line cut to what bears on the question: its sentences that share the most words with it
-    (`terms`, as `lexical.tokenize` reduces them), kept in their order, up to `limit` characters; the
-    speaker's name ("Caroline: ...") stays. A line with no such sentence keeps its beginning."""
+    """A long line cut to what bears on the question, up to `limit` characters: the sentence that
+    shares the most words with it (`terms`, as `lexical.tokenize` reduces them) and the one after it (a
+    reply names the topic, then says what about it), other matching sentences, then their neighbours,
+    the next before the previous; kept in their order, the speaker's name ("Caroline: ...") too. With
+    no matching sentence, its beginning."""
     if len(text) <= limit:
         return text
     speaker, sep, body = text.partition(": ")
@@ -123,10 +125,18 @@ def focus(text: str, terms: set[str], limit: int = FOCUS_CHARS) -> str:
         speaker, body = "", text
     sentences = SENTENCE_END.split(body)
     scores = [len(terms & set(words)) for words in tokenize(sentences)]
+    matched = [i for i, score in enumerate(scores) if score] or [-1]
+    best = min(matched, key=lambda i: (-scores[i], i))
+
+    def rank(i: int) -> tuple[float, ...]:
+        if i in (best, best + 1):
+            return (0, i)  # what the best-matching sentence goes on to say comes before weaker matches
+        if scores[i]:
+            return (1, -scores[i], i)
+        return (2, min(i - m if i > m else m - i + 0.5 for m in matched), i)
+
     keep, size = set(), len(speaker)
-    for i in sorted(range(len(sentences)), key=lambda i: (-scores[i], i)):
-        if scores[i] == 0 and keep:
-            break
+    for i in sorted(range(len(sentences)), key=rank):
         if keep and size + len(sentences[i]) > limit:
             continue
         keep.add(i)

@@ -74,19 +74,22 @@ def test_the_whole_prompt_keeps_to_the_budget_with_the_strongest_lines():
         assert {e.unit_id for e in prompt.shown} == {100 + i for i in range(len(prompt.shown))}  # best first
 
 
-def test_a_long_line_keeps_the_sentences_that_bear_on_the_question():
+def test_a_long_line_keeps_the_sentences_that_bear_on_the_question_then_the_next():
     line = (
-        "Caroline: Hey Mel, great to chat with you again! The weather was awful all week. "
-        "I just joined a new activist group last Tuesday and met so many people. "
-        "My cousin is visiting next month and we plan to go hiking."
+        "Caroline: Hey Mel, great to chat with you again, it has been far too long since we last talked properly! "
+        "The weather was awful all week, rain every day. "
+        "I just joined a new activist group last Tuesday. "
+        "We march for trans rights every month and I love it. "
+        "My cousin is visiting next month from Lisbon and we plan to go hiking in the mountains near her town for a week."
     )
     cut = focus(line, set(tokenize(["What group did Caroline join?"])[0]))
     assert cut.startswith("Caroline: ") and "joined a new activist group" in cut and len(cut) < len(line)
-    assert "hiking" not in cut and "…" in cut
+    assert "march for trans rights" in cut  # what the reply says next about it
+    assert "hiking" not in cut and "Hey Mel" not in cut and "…" in cut
     short = "Caroline: I joined a group."
     assert focus(short, {"group"}) == short
     unrelated = focus(line, {"zebra"})
-    assert unrelated.startswith("Caroline: Hey Mel") and len(unrelated) <= 200  # nothing matches: the beginning
+    assert unrelated.startswith("Caroline: Hey Mel") and "hiking" not in unrelated  # nothing matches: the beginning
 
 
 def test_a_line_that_repeats_a_chosen_one_of_the_same_moment_is_left_out():
