@@ -99,7 +99,7 @@ def test_the_moments_come_first_and_the_answer_streams_in(qtbot, day_window):
 @pytest.mark.slow
 def test_first_words_with_the_default_model(qtbot, day_library, monkeypatch):
     monkeypatch.setenv("EGODESK_LLM_MODEL", "llm-quality")
-    window = MainWindow(Library(day_library.root))
+    window = MainWindow(Library(day_library.paths.root))
     qtbot.addWidget(window)
     window.show()
     qtbot.waitExposed(window)
