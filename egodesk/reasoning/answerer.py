@@ -3,13 +3,13 @@ come in the order evidence -> reasoning -> answer (a small model answers far bet
 point at evidence, then reason, then commit; MODELS.md measured 5/5 against 2-3/5 answer-first).
 
 Evidence ids and the options (their texts by default, or their letters) are enums, so the model can
-only cite evidence it was given and only pick an option that exists. An answer that cites nothing is
-ungrounded; an open answer that cites nothing, says the evidence lacks it, or rests on what another
-person said of themselves (`speakers.misattributed`) becomes the abstention, as does a pick citing
-nothing. Evidence is handed over in time order (chronological curation) and fenced as data. The whole
+only cite evidence it was given and only pick an option that exists; it must cite at least one line,
+and says NOT_FOUND when the lines lack the answer. An open answer that says the evidence lacks it,
+cites nothing, or rests on what another person said of themselves (`speakers.misattributed`) becomes
+the abstention, as does a pick citing nothing. Evidence is handed over in time order (chronological curation) and fenced as data. The whole
 prompt keeps to a token budget (600 by default: a CPU reads a prompt at ~40 tokens/s, so every line
 costs time): the strongest lines first, a long line cut to its sentences that share words with the
-question, a line that repeats one already chosen for the same moment left out. Text inside the evidence or the
+question (the two strongest keep more of theirs), a line that repeats one already chosen for the same moment left out. Text inside the evidence or the
 question cannot change the rules in the system prompt. When the strategy pinpointed the moment asked
 about (`Evidence.pinpointed`), only that moment is handed over.
 
@@ -37,6 +37,10 @@ LETTERS = "ABCDEFGHIJ"
 NOT_FOUND = "NOT_FOUND"
 EVIDENCE_CHARS = 320  # one unit's text at most; captions are short, transcripts can run long
 FOCUS_CHARS = 220  # a longer line keeps only its sentences that share words with the question, up to this
+# The two strongest lines get FOCUS_CHARS, the rest their best sentence and little more, so weaker
+# lines still fit (LoCoMo, 200 questions: the cited turn among the shown lines 0.758 -> 0.784).
+FULL_LINES = 2
+SHORT_FOCUS_CHARS = 110
 REPEAT_OVERLAP = 0.8  # a line whose words are this much another chosen line's, at the same moment, adds nothing
 WORD = re.compile(r"\w+")
 TEMPLATE_TOKENS = 12  # the chat template's role markers around the two messages
@@ -70,7 +74,7 @@ MC_RULES = {
 OPEN_RULE = (
     "Answer in a few words; write a date like 7 May 2023. 'Yesterday' or 'last week' in a line is "
     "relative to that line's date (the week before 9 June 2023). If the evidence does not contain the "
-    f"answer, cite no evidence and answer exactly {NOT_FOUND}."
+    f"answer, answer exactly {NOT_FOUND}."
 )
 
 
@@ -105,10 +109,10 @@ def _clock(ev: Evidence) -> str:
     return f"{first}-{end.strftime('%H:%M:%S') if end.date() == start.date() else f'{_day(end)} {end:%H:%M:%S}'}"
 
 
-def _text(ev: Evidence, terms: set[str] | None = None) -> str:
+def _text(ev: Evidence, terms: set[str] | None = None, limit: int = FOCUS_CHARS) -> str:
     text = _clean(relative_dates.annotate(ev.text, from_ts(ev.start)))
     if terms is not None:
-        text = focus(text, terms)
+        text = focus(text, terms, limit)
     return f"{text} [{_clean(ev.facts)}]" if ev.facts else text  # what its clip showed or said (reasoning.facts)
 
 
@@ -182,7 +186,7 @@ def build_prompt(
     headers: set[str] = set()
     used = 0
     for ev in [e for e in evidence if e.pinpointed] or evidence:  # best first: the budget keeps the strongest
-        text = _text(ev, terms)
+        text = _text(ev, terms, FOCUS_CHARS if len(chosen) < FULL_LINES else SHORT_FOCUS_CHARS)
         words = set(WORD.findall(text.lower()))
         if any(_repeats(ev, words, other, known) for other, known in seen):
             continue
@@ -310,13 +314,15 @@ def _option(text: str) -> str:
 
 def answer_schema(ids: list[str], options: list[str] | None, choice: str = "text") -> dict:
     """evidence -> reasoning -> answer, in that order; ids and the options (letters or texts) as enums."""
+    # Every answer cites at least one line it was shown, and one that the evidence lacks says NOT_FOUND
+    # after its reasoning. An empty list was the reply's first and least informed choice: committed to
+    # before reading, it forced NOT_FOUND (test day: 14 of 43 answers abstained beside the right line;
+    # 6 of the first 7 tried answered right once a citation was required, the unanswerable still not).
     cite = (
-        {"type": "array", "items": {"type": "string", "enum": ids}, "maxItems": min(4, len(ids))}
+        {"type": "array", "items": {"type": "string", "enum": ids}, "minItems": 1, "maxItems": min(4, len(ids))}
         if ids
         else {"type": "array", "maxItems": 0}
     )
-    if ids and options:  # a pick must point at what it rests on (handed one line, the model cited none)
-        cite["minItems"] = 1
     # No maxLength on the strings: a bounded repetition in a llama.cpp grammar costs far more sampling
     # time than it saves; max_tokens bounds the reply instead.
     picks = list(LETTERS[: len(options)]) if choice == "letter" else list(dict.fromkeys(_option(o) for o in options or []))
