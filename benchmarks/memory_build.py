@@ -9,8 +9,10 @@ Fixed subsets:
   parent-child memory; its visual memory is then built and timed.
 Each LLM tier builds into its own scratch library (records then atomic statements, default batch
 sizes, LLM and embedder on 2 threads); model loading is timed apart (load_s), not in a build's
-seconds. Sizes come from `egodesk.memory.stats` (KB = 1000 bytes): text alone, as the parent-retrieval
-paper counts its 66.07 KB/min, and with vectors and index shares. Prints the per-builder table, then
+seconds. The LLM's part of each build is metered too (its seconds, prompt and reply tokens per minute
+of footage): what an inference server would take over (benchmarks/library_cost.py). Sizes come from
+`egodesk.memory.stats` (KB = 1000 bytes): text alone, as the parent-retrieval paper counts its 66.07
+KB/min, and with vectors and index shares. Prints the per-builder table, then
 the figures in the benchmarks' common table; `--json FILE` writes the figures for run.py, and
 `main(argv)` returns everything as a dict.
 Run it on idle cores: llama.cpp on 2 threads slows many-fold when they are shared (MODELS.md: 75 ->
@@ -58,6 +60,36 @@ BUILDER_KINDS = {
     "atomic": (atomic.KIND,),
     "visual": (visual.FRAME, visual.CLIP),
 }
+
+
+class MeteredLLM:
+    """The builders' LLM, counting what it was sent and what it wrote (tokens) and the seconds it took:
+    what an inference server would be asked to do in place of this CPU."""
+
+    def __init__(self, llm):
+        self.llm = llm
+        self.seconds, self.prompt_tokens, self.reply_tokens = 0.0, 0, 0
+
+    def __getattr__(self, name):
+        return getattr(self.llm, name)
+
+    def chat(self, messages, *args, **kw):
+        started = time.perf_counter()
+        text, prompt_tokens = self.llm.chat(messages, *args, **kw)
+        self.seconds += time.perf_counter() - started
+        self.prompt_tokens += prompt_tokens
+        self.reply_tokens += self.llm.count_tokens(text)
+        return text, prompt_tokens
+
+    def used(self) -> dict:
+        return {"llm_s": round(self.seconds, 2), "prompt_tokens": self.prompt_tokens, "reply_tokens": self.reply_tokens}
+
+
+def _metered(llm: MeteredLLM, fn, *args) -> tuple[object, float, dict]:
+    """`fn(*args)`'s result, seconds and the LLM work it did (counted from zero)."""
+    llm.seconds, llm.prompt_tokens, llm.reply_tokens = 0.0, 0, 0
+    result, seconds = _timed(fn, *args)
+    return result, seconds, llm.used()
 
 
 def text_subset(folder: Path, entries: int) -> tuple[Path, str]:
@@ -108,10 +140,11 @@ def text_builders(memory_jsonl: Path, tiers: list[str], folder: Path, embedder) 
         indices = IndexManager(store, paths.indices)
         settings = Settings(llm_model=tier, threads=THREADS)
         parent, parent_s = _timed(build_parent_child, store, indices, embedder, footage_id, settings)
-        llm, load_s = _timed(make_llm, settings, n_ctx=4096)
-        extracted, records_s = _timed(build_records, store, indices, embedder, llm, footage_id, settings)
-        statements, atomic_s = _timed(build_atomic, store, indices, embedder, llm, footage_id, settings)
-        del llm
+        model, load_s = _timed(make_llm, settings, n_ctx=4096)
+        llm = MeteredLLM(model)
+        extracted, records_s, records_llm = _metered(llm, build_records, store, indices, embedder, llm, footage_id, settings)
+        statements, atomic_s, atomic_llm = _metered(llm, build_atomic, store, indices, embedder, llm, footage_id, settings)
+        del llm, model
         stats = memory_stats(store, paths.indices)
         summary = footage_summary(store, paths.indices, stats)["totals"]
         minutes = summary["minutes"]
@@ -140,6 +173,7 @@ def text_builders(memory_jsonl: Path, tiers: list[str], folder: Path, embedder) 
                 load_s=round(load_s, 1),
                 kept=growth["kept_records"],
                 entries=growth["memory_entries"],
+                **records_llm,
             )
         )
         rows.append(
@@ -153,6 +187,7 @@ def text_builders(memory_jsonl: Path, tiers: list[str], folder: Path, embedder) 
                 _builder_sizes(stats, footage_id, "atomic"),
                 load_s=round(load_s, 1),
                 per_view=statements["per_view"],
+                **atomic_llm,
             )
         )
         sizes.append(
@@ -266,6 +301,10 @@ def add_figures(report: Report, result: dict) -> None:
             "s per min of footage",
             note=f"{r['units_in']} {units} -> {r['units_out']} units, {r['minutes']:.2f} min: {r['seconds']:.1f} s, RTF {r['rtf']:.3f}",
         )
+        if "llm_s" in r:  # what a server would take over: the LLM's share and its tokens
+            report.add(f"LLM share of {r['builder']}{tier}", r["llm_s"] / r["seconds"], "share")
+            report.add(f"LLM prompt tokens, {r['builder']}{tier}", r["prompt_tokens"] / r["minutes"], "tokens per min of footage")
+            report.add(f"LLM reply tokens, {r['builder']}{tier}", r["reply_tokens"] / r["minutes"], "tokens per min of footage")
     for size in result["memory"]:
         report.add(
             f"text memory, parent-child + records + atomic [{size['tier']}]", size["text_kb_per_min"], "KB/min", PARENT_KB_PER_MIN
