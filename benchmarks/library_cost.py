@@ -89,14 +89,18 @@ def answer_model_rss(llm: str, folder: Path) -> float:
 
 
 def memory_rates(llm: str, quick: bool) -> dict:
-    """Per minute of footage, records + atomic statements: seconds, the LLM's seconds and tokens."""
+    """Records + atomic statements: seconds and the LLM's seconds per second of footage, its tokens
+    per minute of footage."""
     result = memory_build.main(["--tiers", llm, *(["--quick"] if quick else [])])
     rows = [r for r in result["rows"] if r["builder"] in MEMORY_BUILDERS and r["tier"] == llm]
     minutes = rows[0]["minutes"]
+    total = {key: sum(r[key] for r in rows) for key in ("seconds", "llm_s", "prompt_tokens", "reply_tokens")}
     return {
-        key: sum(r[key] for r in rows) / minutes / (60 if key.endswith("_s") or key == "seconds" else 1)
-        for key in ("seconds", "llm_s", "prompt_tokens", "reply_tokens")
-    }  # seconds are per second of footage (a real-time factor); tokens per minute of footage
+        "seconds": total["seconds"] / (minutes * 60),  # real-time factors
+        "llm_s": total["llm_s"] / (minutes * 60),
+        "prompt_tokens": total["prompt_tokens"] / minutes,  # per minute of footage
+        "reply_tokens": total["reply_tokens"] / minutes,
+    }
 
 
 def library_at(hours: float, folder: Path) -> dict:
@@ -105,6 +109,7 @@ def library_at(hours: float, folder: Path) -> dict:
     run_child(HERE / "scale_library.py", str(root), "--hours", str(hours))
     out, rss = run_child(HERE / "scale_library.py", str(root), "--ask")  # a fresh process: what asking holds
     report = json.loads(out)
+    # On disk once closed: the build's own byte count was taken with the SQLite write-ahead log still open.
     size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
     shutil.rmtree(root)
     return {"bytes": size, "rss_mb": rss, "p50_s": report["questions"]["warm_p50"], "units": report["units"]}

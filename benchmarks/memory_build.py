@@ -81,15 +81,15 @@ class MeteredLLM:
         self.reply_tokens += self.llm.count_tokens(text)
         return text, prompt_tokens
 
-    def used(self) -> dict:
-        return {"llm_s": round(self.seconds, 2), "prompt_tokens": self.prompt_tokens, "reply_tokens": self.reply_tokens}
-
-
-def _metered(llm: MeteredLLM, fn, *args) -> tuple[object, float, dict]:
-    """`fn(*args)`'s result, seconds and the LLM work it did (counted from zero)."""
-    llm.seconds, llm.prompt_tokens, llm.reply_tokens = 0.0, 0, 0
-    result, seconds = _timed(fn, *args)
-    return result, seconds, llm.used()
+    def measure(self, fn, *args) -> tuple[object, float, dict]:
+        """`fn(*args)`'s result, its seconds and the LLM work done during it."""
+        self.seconds, self.prompt_tokens, self.reply_tokens = 0.0, 0, 0
+        result, seconds = _timed(fn, *args)
+        return (
+            result,
+            seconds,
+            {"llm_s": round(self.seconds, 2), "prompt_tokens": self.prompt_tokens, "reply_tokens": self.reply_tokens},
+        )
 
 
 def text_subset(folder: Path, entries: int) -> tuple[Path, str]:
@@ -142,8 +142,8 @@ def text_builders(memory_jsonl: Path, tiers: list[str], folder: Path, embedder) 
         parent, parent_s = _timed(build_parent_child, store, indices, embedder, footage_id, settings)
         model, load_s = _timed(make_llm, settings, n_ctx=4096)
         llm = MeteredLLM(model)
-        extracted, records_s, records_llm = _metered(llm, build_records, store, indices, embedder, llm, footage_id, settings)
-        statements, atomic_s, atomic_llm = _metered(llm, build_atomic, store, indices, embedder, llm, footage_id, settings)
+        extracted, records_s, records_llm = llm.measure(build_records, store, indices, embedder, llm, footage_id, settings)
+        statements, atomic_s, atomic_llm = llm.measure(build_atomic, store, indices, embedder, llm, footage_id, settings)
         del llm, model
         stats = memory_stats(store, paths.indices)
         summary = footage_summary(store, paths.indices, stats)["totals"]

@@ -6,12 +6,13 @@ Evidence ids and the options (their texts by default, or their letters) are enum
 only cite evidence it was given and only pick an option that exists; it must cite at least one line,
 and says NOT_FOUND when the lines lack the answer. An open answer that says the evidence lacks it,
 cites nothing, or rests on what another person said of themselves (`speakers.misattributed`) becomes
-the abstention, as does a pick citing nothing. Evidence is handed over in time order (chronological curation) and fenced as data. The whole
-prompt keeps to a token budget (600 by default: a CPU reads a prompt at ~40 tokens/s, so every line
-costs time): the strongest lines first, a long line cut to its sentences that share words with the
-question (the two strongest keep more of theirs), a line that repeats one already chosen for the same moment left out. Text inside the evidence or the
-question cannot change the rules in the system prompt. When the strategy pinpointed the moment asked
-about (`Evidence.pinpointed`), only that moment is handed over.
+the abstention, as does a pick citing nothing. Evidence is handed over in time order (chronological
+curation) and fenced as data. The whole prompt keeps to a token budget (600 by default: a CPU reads a
+prompt at ~40 tokens/s, so every line costs time): the strongest lines first, a long line cut to its
+sentences that share words with the question (the two strongest keep more of theirs), a line that
+repeats one already chosen for the same moment left out. Text inside the evidence or the question
+cannot change the rules in the system prompt. When the strategy pinpointed the moment asked about
+(`Evidence.pinpointed`), only that moment is handed over.
 
 The rules come first and never change between questions of one kind, so the model keeps them evaluated
 (`LLM.keep_prefix`) and each question pays only for its evidence. The answer can be followed as it is

@@ -7,7 +7,17 @@ import pytest
 from egodesk.core.timeutil import from_ts
 from egodesk.core.types import ABSTENTION, Evidence
 from egodesk.perception.llm import LLMError
-from egodesk.reasoning.answerer import NOT_FOUND, answer_question, answer_schema, build_prompt, focus, partial_field, prompt_head
+from egodesk.reasoning.answerer import (
+    FOCUS_CHARS,
+    NOT_FOUND,
+    SHORT_FOCUS_CHARS,
+    answer_question,
+    answer_schema,
+    build_prompt,
+    focus,
+    partial_field,
+    prompt_head,
+)
 from egodesk.retrieval.lexical import tokenize
 
 
@@ -103,6 +113,16 @@ def test_the_same_words_at_a_moment_of_their_own_are_kept():
     twice = [ev(1, 1000.0, "I dry tupperware."), ev(2, 1003.0, "I dry tupperware.")]  # overlapping, neither holds the other
     prompt = build_prompt("What did I do after drying?", [*twice, EVIDENCE[2]], None, None, 600, lambda t: len(t.split()))
     assert [e.unit_id for e in prompt.shown] == [1, 2, 9]
+
+
+def test_the_two_strongest_lines_keep_more_than_the_weaker_ones():
+    talk = " ".join(f"We spoke about the garden number {i} today." for i in range(12))  # ~520 characters
+    lines = [ev(1 + n, 1000.0 + 100 * n, talk) for n in range(4)]  # best first, four moments
+    prompt = build_prompt("What about the garden?", lines, None, None, 2000, lambda t: len(t.split()))
+    by_id = {e.unit_id: line for e, line in zip(prompt.shown, prompt.messages[1]["content"].splitlines()[2:])}
+    kept = {uid: len(line.split(" ", 2)[2]) for uid, line in by_id.items()}
+    assert len(kept) == 4 and max(kept[3], kept[4]) < min(kept[1], kept[2])
+    assert all(kept[uid] <= FOCUS_CHARS + 10 for uid in (1, 2)) and all(kept[uid] <= SHORT_FOCUS_CHARS + 10 for uid in (3, 4))
 
 
 def test_a_pinpointed_moment_is_all_the_answerer_reads():
