@@ -2,8 +2,8 @@
 answers, compared after normalising both sides the same way.
 
 Normalising: lower case, accents dropped, number words become digits ("forty two" -> 42, "twice" -> 2,
-"twelve thousand" -> 12000), thousands separators dropped (12,000 -> 12000), hour zeros dropped
-(08:24 -> 8:24), letters and digits split apart (what OCR writes as "R00M214" or "FRIDAY9:30"),
+"twelve thousand" -> 12000), thousands separators dropped (12,000 -> 12000), hour zeros and seconds dropped
+(08:24 -> 8:24, 18:05:00 -> 18:05), letters and digits split apart (what OCR writes as "R00M214" or "FRIDAY9:30"),
 punctuation other than a time's colon or a price's point becomes a space. An accepted answer then
 has to appear as whole words, so "2" is not found in "12" nor "son" in "season". An accepted entry
 that is a list needs all of its parts ("priya" and "tom").
@@ -79,6 +79,7 @@ def normalize(text: str) -> list[str]:
     text = re.sub(r"(?<!\d)[:.](?!\d)|[:.](?=\D)|[:.]$", " ", text)  # keep 8:24 and 3.50 only
     text = re.sub(r"[^a-z0-9:. ]", " ", text)
     words = [re.sub(r"^0(\d):", r"\1:", w) for w in text.split()]  # 08:24 -> 8:24
+    words = [re.sub(r"^(\d{1,2}:\d{2}):\d{2}$", r"\1", w) for w in words]  # 18:05:00 -> 18:05
     return _numbers(words)
 
 

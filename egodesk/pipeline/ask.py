@@ -44,6 +44,13 @@ _SAYS_WHEN = re.compile(
     r"\b(?:yesterday|today|morning|afternoon|evening|night|noon|week|month|year)\b",
     re.I,
 )
+# A when-answer that gives a cited moment's time must give that moment's day (`with_when`).
+_CLOCK_IN_ANSWER = re.compile(r"\b(\d{1,2}):(\d{2})\b")
+# Abbreviations only capitalised: "I sat down in the sun" names no day.
+_WEEKDAY = re.compile(r"\b(?:(?i:mon|tues|wednes|thurs|fri|satur|sun)day|Mon|Tues?|Wed|Thu(?:rs)?|Fri|Sat|Sun)\b")
+_MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
+_DAY_OF_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+((?:{_MONTHS})[a-z]*)\b", re.I)
+_RELATIVE_DAY = re.compile(r"\b(?:today|yesterday|tonight|this\s+(?:morning|afternoon|evening))\b", re.I)
 
 
 def check_question(question: str) -> str:
@@ -195,11 +202,43 @@ def people_order(answer: Answer, retrieved: list[Evidence]) -> list[Evidence]:
 
 
 def with_when(answer: Answer) -> str:
-    """A "when did I ..." answer names the day and time of the moment it cites, if it does not already."""
-    if _SAYS_WHEN.search(answer.text) or not answer.evidence:
+    """A "when did I ..." answer names the day and time of the moment it cites, if it does not already.
+    An answer giving the time of a moment it cites but another day (a small model read "18:05" under
+    Tuesday's heading and wrote Wednesday, the day it was asked) is that moment's day and time."""
+    if not answer.evidence:
         return answer.text
-    moment = from_ts(answer.evidence[0].start)
-    return f"{answer.text.rstrip('. ')}, on {moment:%a} {moment.day} {moment:%B %Y} at {moment:%H:%M}"
+    cited = [ev for ev in answer.evidence if ev.unit_id in set(answer.cited)]
+    clocks = [int(h) * 60 + int(m) for h, m in _CLOCK_IN_ANSWER.findall(answer.text)]
+    at = next((ev for ev in cited if any(_spans(ev, minute) for minute in clocks)), None)
+    if at is not None:
+        moment = from_ts(at.start)
+        if _names_another_day(answer.text, moment):
+            return f"On {_when(moment)}"
+        if not any(
+            p.search(answer.text) for p in (_WEEKDAY, _DAY_OF_MONTH, _RELATIVE_DAY)
+        ):  # "17:30:15" alone: which of the library's days?
+            return f"{answer.text.rstrip('. ')}, on {moment:%a} {moment.day} {moment:%B %Y}"
+        return answer.text
+    if _SAYS_WHEN.search(answer.text):
+        return answer.text
+    return f"{answer.text.rstrip('. ')}, on {_when(from_ts(answer.evidence[0].start))}"
+
+
+def _when(moment: datetime) -> str:
+    return f"{moment:%a} {moment.day} {moment:%B %Y} at {moment:%H:%M}"
+
+
+def _spans(ev: Evidence, minute: int) -> bool:
+    """Whether a clock time (minutes after midnight) falls within a moment, to the minute."""
+    start, end = from_ts(ev.start), from_ts(ev.end)
+    return start.hour * 60 + start.minute <= minute <= end.hour * 60 + end.minute and start.date() == end.date()
+
+
+def _names_another_day(text: str, moment: datetime) -> bool:
+    """Whether `text` names a weekday or a day of a month that is not the moment's."""
+    weekdays = {w[:3].lower() for w in _WEEKDAY.findall(text)}
+    dates = {(int(d), m[:3].lower()) for d, m in _DAY_OF_MONTH.findall(text)}
+    return bool(weekdays - {f"{moment:%a}".lower()} or dates - {(moment.day, f"{moment:%b}".lower())})
 
 
 def describe(window: TimeWindow) -> str:

@@ -34,6 +34,7 @@ from egodesk.core.types import Evidence
 from egodesk.retrieval.base import Query, Strategy
 from egodesk.retrieval.context import Context
 from egodesk.retrieval.parent import Hybrid
+from egodesk.retrieval.question import cue_coverage, cue_words
 from egodesk.retrieval.timeaware import TimeAware
 
 MEMBERS: tuple[type[Strategy], ...] = (Hybrid, Context, TimeAware)
@@ -41,6 +42,8 @@ WEIGHTS = {"hybrid": 0.0, "context": 2.0, "timeaware": 1.0}
 PLAIN_TIMEAWARE = 0.0  # timeaware's weight for a question without temporal intent
 FUSION_K0 = 20  # a short list: the top ranks of each member should count for more than RRF's usual 60
 PINPOINT_WEIGHT = 3.0  # a member sure of the moment outweighs the others agreeing on another
+ANCHOR_POOL = 8  # the fused top moments searched for the event of "right after X"
+FOLLOWING = 2  # moments put right after the anchor of "what did I do right after X"
 POOL_FACTOR = 2  # each member ranks this many times k, so a moment low in one list can still be lifted
 
 
@@ -86,13 +89,46 @@ class Auto(Strategy):
                     best[moment] = (rank, order, ev)
         fused = {m: sum(weights[name] / (FUSION_K0 + r) for name, r in member_ranks.items()) for m, member_ranks in ranks.items()}
         ordered = pinned + sorted((m for m in fused if m not in pinned), key=lambda m: (-fused[m], best[m][0], m))
+        if query.analysis.relation and ordered:
+            ordered = self._follow(catalog, query, ordered, best, fused)
         out = []
         for moment in ordered[: query.k]:
             ev = best[moment][2]
-            ev.ranks = {**ev.ranks, **ranks[moment]}
-            ev.score, ev.strategy = fused[moment], f"auto:{ev.strategy}"
+            ev.ranks = {**ev.ranks, **ranks.get(moment, {})}
+            ev.score, ev.strategy = fused.get(moment, 0.0), f"auto:{ev.strategy}"
             out.append(ev)
         return out
+
+    def _follow(self, catalog, query: Query, ordered: list[int], best: dict, fused: dict[int, float]) -> list[int]:
+        """ "What did I do right after X": the moments that came next (before) X's best moment follow it.
+
+        The fused ranking finds X; what followed it shares none of X's words, so no member ranks it
+        ("after the meeting" -> the cafe, filmed in the next file), and a strategy's own neighbours of
+        one occurrence were outvoted in the fusion (test day: none of 3 in the top 5)."""
+        qa = query.analysis
+        anchor = self._anchor(catalog, ordered, qa.anchor)
+        row = catalog.row(best[anchor][2].unit_id)
+        if row is None:
+            return ordered
+        rows = catalog.following_moments(row, self.memory.scope(query), qa.relation == "after", FOLLOWING)
+        nexts = [catalog.moment(r) for r in rows]
+        for r, moment in zip(rows, nexts):
+            if moment not in best:
+                best[moment] = (0, 0, catalog.evidence(r, fused.get(anchor, 0.0), "following"))
+        return [anchor, *nexts, *(m for m in ordered if m != anchor and m not in nexts)]
+
+    @staticmethod
+    def _anchor(catalog, ordered: list[int], event: str) -> int:
+        """X's moment: among the fused top, the one whose units hold the most of X's words (the whole
+        question's best match may share none: "after the project Atlas meeting" fused the keys clip
+        first, the meeting's "discuss the budget and the meeting time" third); ties go to the fused
+        order."""
+        cues = cue_words(event)
+        if not cues:
+            return ordered[0]
+        top = ordered[:ANCHOR_POOL]
+        cover = [max((cue_coverage(cues, catalog.text[r]) for r in catalog.moment_rows(m)), default=0.0) for m in top]
+        return top[max(range(len(top)), key=lambda i: (cover[i], -i))]
 
     @staticmethod
     def _weight(member: str, query: Query) -> float:
@@ -102,7 +138,5 @@ class Auto(Strategy):
 
     @staticmethod
     def _moment(catalog, ev: Evidence) -> int:
-        """The clip a unit belongs to (captions, transcripts and statements of one clip are one moment);
-        a unit without a clip is its own moment."""
         row = catalog.row(ev.unit_id)
-        return int(catalog.clip[row]) if row is not None and catalog.clip[row] >= 0 else -ev.unit_id
+        return -ev.unit_id if row is None else catalog.moment(row)

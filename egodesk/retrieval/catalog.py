@@ -144,6 +144,40 @@ class Catalog:
             order = np.lexsort((-self.ids[same], -self.start[same]))
         return [int(i) for i in same[order][:count]]
 
+    def moment(self, row: int) -> int:
+        """The moment a unit belongs to: its clip (a clip's caption, transcript and the statements cut
+        from it are one moment), or the unit itself, as a negative id, when it has no clip."""
+        return int(self.clip[row]) if self.clip[row] >= 0 else -int(self.ids[row])
+
+    def moment_rows(self, moment: int) -> np.ndarray:
+        """The rows of one moment (see `moment`)."""
+        if moment < 0:
+            found = self.row(-moment)
+            return np.array([] if found is None else [found], dtype=np.int64)
+        return np.flatnonzero(self.clip == moment)
+
+    def following_moments(self, row: int, allowed: np.ndarray, after: bool, count: int) -> list[int]:
+        """One row for each of the next `count` moments after (before) a unit's moment, nearest first:
+        on the same day, across footage (what a person did after a meeting was filmed in the next
+        file), among the `allowed` rows; a moment is shown by its caption where it has one."""
+        day = np.floor(self.start / 86400.0)
+        same = np.flatnonzero(allowed & (day == day[row]))
+        same = same[self.start[same] >= self.start[row]] if after else same[self.start[same] <= self.start[row]]
+        order = np.lexsort((self.ids[same], self.start[same] if after else -self.start[same]))
+        own = self.moment(row)
+        shown: dict[int, int] = {}  # moment -> its row, in the order the moments come
+        for r in same[order].tolist():
+            moment = self.moment(r)
+            if moment == own:
+                continue
+            if moment not in shown:
+                if len(shown) == count:
+                    break
+                shown[moment] = r
+            elif self.kind[r] == "caption" and self.kind[shown[moment]] != "caption":
+                shown[moment] = r
+        return list(shown.values())
+
 
 def _stamp(store: Store) -> tuple[int, int]:
     with store.session() as s:

@@ -458,6 +458,9 @@ _HABIT = re.compile(
 _RECENCY = re.compile(r"\b(?:recently|lately|these\s+days|nowadays)\b")
 _AFTER = re.compile(r"\b(?:(?:right|just|immediately|shortly|soon)\s+)?after(?:wards)?\b|\bnext\b|\bfollowing\b|\bthen\b")
 _BEFORE = re.compile(r"\b(?:(?:right|just|immediately|shortly)\s+)?before\b|\bprior\s+to\b|\bpreceding\b")
+# "right after breakfast" names a window (the day from breakfast on) and an event to follow; a bare
+# "after breakfast" only the window.
+_MEAL_RELATION = re.compile(r"\b(?:right|just|immediately|shortly)\s+(after|before)\s+(breakfast|lunch|dinner|supper)\b")
 _NUMBER = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+couple\s+of|couple\s+of|a\s+few|few|several)"
 _AGO = re.compile(_NUMBER + r"\s+(second|minute|hour|day|week|month|year)s?\s+ago\b")
 _PAST_N = re.compile(
@@ -660,10 +663,12 @@ def _within_day(f: _Finder, day: datetime, label: str, explicit_day: bool) -> Ti
     if m is not None and f.take(m):  # a bare "lunch" names food, not a time: only "before lunch", "in the morning"
         lo, hi = DAY_PARTS[m[2]]
         prep = " ".join((m[1] or "").split())
+        # A meal's hours are a guess at when it was: "after breakfast" starts where breakfast may
+        # start (a 07:30 breakfast, then the bus at 08:15), "before lunch" ends where lunch may end.
         if prep == "before":
-            lo, hi = 0, lo
+            lo = 0
         elif prep == "after":
-            lo, hi = hi, 24 if hi < 24 else hi
+            hi = max(hi, 24)
         return TimeWindow(base + lo * 3600, base + hi * 3600, (label + " " + m[0].strip()).strip())
     if explicit_day:
         return TimeWindow(base, base + 86400, label)
@@ -724,7 +729,10 @@ def analyze(question: str, asked_at: float | None = None, days: Sequence[tuple[f
         rest = tail.strip() or head
     rest = _DID_THIS.sub(" ", rest)
     out.focus = " ".join(_SCAFFOLD.sub("", rest).strip(" ?.!").split())
-    if relation is not None:
+    meal = _MEAL_RELATION.search(text.lower()) if relation is None else None
+    if meal is not None:
+        out.relation, out.anchor = meal[1], meal[2]
+    elif relation is not None:
         out.relation = relation[0]
         after_phrase = f.text[relation[1].end() :]
         anchor = (

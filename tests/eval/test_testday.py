@@ -80,6 +80,7 @@ def test_a_bad_questions_file_is_refused_with_its_line(tmp_path):
     ("text", "words"),
     [
         ("The next bus was at 08:24.", ["the", "next", "bus", "was", "at", "8:24"]),
+        ("At 08:24:30 on Tue", ["at", "8:24", "on", "tue"]),
         ("forty-two and twelve thousand euros", ["42", "and", "12000", "euros"]),
         ("one hundred and eighty degrees, twice", ["180", "degrees", "2"]),
         ("nineteen sixty nine", ["19", "69"]),

@@ -98,6 +98,18 @@ def test_a_when_question_is_answered_with_the_moments_day_and_time():
     assert with_when(answer) == "At 20240313_100205, on Wed 13 March 2024 at 10:02"
 
 
+def test_a_when_answer_with_a_cited_moments_time_but_another_day_gets_the_moments_day():
+    moment = ts(DAY1, 3725)  # Wed 13 March 2024, 10:02:05
+    answer = Answer("When did I see the cat?", "10:02:05 on Thursday, 14 March 2024", [_ev(7, 1, moment)], cited=[7])
+    assert with_when(answer) == "On Wed 13 March 2024 at 10:02"
+    answer.text = "At 10:02 on Wednesday, 13 March"  # the moment's own day stays as written
+    assert with_when(answer) == "At 10:02 on Wednesday, 13 March"
+    answer.text = "On Monday at 10:00"  # a time said in the evidence, not the moment's: left alone
+    assert with_when(answer) == "On Monday at 10:00"
+    answer.text = "I sat in the sun at 10:02."  # no day named: which of the library's days?
+    assert with_when(answer) == "I sat in the sun at 10:02, on Wed 13 March 2024"
+
+
 def test_windows_are_described_as_people_read_them():
     day = ts(datetime(2024, 3, 13))
     assert describe(TimeWindow(day, day + 86400, "yesterday")) == "yesterday (Wed 13 Mar 2024)"

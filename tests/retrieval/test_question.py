@@ -32,11 +32,12 @@ def test_before_an_event_is_a_relation_but_before_lunch_is_a_window():
     assert a.relation == "before" and "washed the dishes" in a.anchor and a.window is None
     b = analyze("What did I do before lunch?", NOW)
     assert b.relation is None
-    assert window("What did I do before lunch?") == (datetime(2024, 3, 14), datetime(2024, 3, 14, 11, 30))
+    # Lunch may run until 14:00: the window ends where it may end, not where it may start.
+    assert window("What did I do before lunch?") == (datetime(2024, 3, 14), datetime(2024, 3, 14, 14))
 
 
-def test_after_dinner_yesterday():
-    assert window("Who called me yesterday after dinner?") == (datetime(2024, 3, 13, 21), datetime(2024, 3, 14))
+def test_after_dinner_yesterday_starts_where_dinner_may_start():
+    assert window("Who called me yesterday after dinner?") == (datetime(2024, 3, 13, 17, 30), datetime(2024, 3, 14))
 
 
 @pytest.mark.parametrize(
@@ -177,3 +178,10 @@ def test_a_day_the_library_does_not_have_is_an_empty_window():
 
 def test_a_time_of_day_no_day_has_footage_for_stays_today():
     assert library_window("What did I do at 11 pm?")[0].date() == datetime(2024, 3, 14).date()
+
+
+def test_right_after_a_meal_is_a_window_from_the_meal_and_an_event_to_follow():
+    a = analyze("What did I do right after breakfast yesterday?", NOW)
+    assert (a.relation, a.anchor) == ("after", "breakfast")
+    assert window("What did I do right after breakfast yesterday?") == (datetime(2024, 3, 13, 6), datetime(2024, 3, 14))
+    assert analyze("What did I do after breakfast yesterday?", NOW).relation is None  # the window alone

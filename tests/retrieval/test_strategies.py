@@ -536,3 +536,27 @@ def test_timeaware_finds_the_latest_of_many_identical_occurrences(memory, built,
         with store.session() as s:
             for uid in ids:
                 s.delete(s.get(Unit, uid))
+
+
+def test_what_came_right_after_an_event_follows_it_even_from_the_next_file(tmp_path, embedder):
+    """ "Right after the meeting" is the next moment of that day, filmed in another file: no member
+    ranks it (it shares none of the question's words), so auto puts it right after the event."""
+    rows = [
+        entry("home", DAY1 - timedelta(hours=2), 5, "narration", "I put my keys on the shelf.", 0),
+        entry("office", DAY1, 5, "narration", "We discuss the budget in the project meeting.", 0),
+        entry("office", DAY1 + timedelta(seconds=10), 5, "narration", "Priya writes the deadline on the board.", 1),
+        entry("street", DAY1 + timedelta(hours=2), 5, "narration", "I order a cappuccino at the cafe.", 0),
+        entry("street", DAY1 + timedelta(hours=2, seconds=10), 5, "narration", "I pay three euros fifty.", 1),
+        entry("evening", DAY2, 5, "narration", "I watch a documentary.", 0),
+    ]
+    store, indices = build_library(tmp_path, embedder, rows)
+    memory = Memory(store, indices, embedder, settings=Settings())
+    query = Query("What did I do right after the project meeting?", asked_at=ts(DAY2, 3600), k=4)
+    found = make_strategy("auto", memory).retrieve(query)
+    assert "project meeting" in found[0].text
+    assert found[1].text == "Priya writes the deadline on the board."
+    assert found[2].text == "I order a cappuccino at the cafe."  # the next file, two hours on
+    before = make_strategy("auto", memory).retrieve(
+        Query("What did I do right before the project meeting?", asked_at=ts(DAY2, 3600), k=3)
+    )
+    assert before[1].text == "I put my keys on the shelf."
