@@ -41,3 +41,8 @@ def utc_to_local_ts(moment: datetime) -> float:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return to_ts(moment)
+
+
+def day_label(moment: datetime) -> str:
+    """A day as the answerer shows it and answers name it: Mon 8 May 2023 (no %-d: it is not portable)."""
+    return f"{moment:%a} {moment.day} {moment:%B %Y}"

@@ -21,7 +21,7 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from egodesk.core.timeutil import from_ts, to_ts
+from egodesk.core.timeutil import day_label, from_ts, to_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.memory.store import Footage
 from egodesk.perception.llm import TextSink
@@ -39,8 +39,9 @@ QUESTION_CHARS = 800
 QUESTION_TOKENS = 300
 # A date or time already in an answer: "7 May 2023", "10:42", "yesterday", "Tuesday", "in the morning".
 # A bare number is not one: a file name such as "20261117_180500" copied from the evidence tells nobody when.
+_MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
 _SAYS_WHEN = re.compile(
-    r"\b\d{1,2}:\d{2}\b|\b(?:19|20)\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)[a-z]*\b|"
+    rf"\b\d{{1,2}}:\d{{2}}\b|\b(?:19|20)\d{{2}}\b|\b(?:{_MONTHS}|mon|tue|wed|thu|fri|sat|sun)[a-z]*\b|"
     r"\b(?:yesterday|today|morning|afternoon|evening|night|noon|week|month|year)\b",
     re.I,
 )
@@ -48,7 +49,6 @@ _SAYS_WHEN = re.compile(
 _CLOCK_IN_ANSWER = re.compile(r"\b(\d{1,2}):(\d{2})\b")
 # Abbreviations only capitalised: "I sat down in the sun" names no day.
 _WEEKDAY = re.compile(r"\b(?:(?i:mon|tues|wednes|thurs|fri|satur|sun)day|Mon|Tues?|Wed|Thu(?:rs)?|Fri|Sat|Sun)\b")
-_MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
 _DAY_OF_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+((?:{_MONTHS})[a-z]*)\b", re.I)
 _RELATIVE_DAY = re.compile(r"\b(?:today|yesterday|tonight|this\s+(?:morning|afternoon|evening))\b", re.I)
 
@@ -214,10 +214,8 @@ def with_when(answer: Answer) -> str:
         moment = from_ts(at.start)
         if _names_another_day(answer.text, moment):
             return f"On {_when(moment)}"
-        if not any(
-            p.search(answer.text) for p in (_WEEKDAY, _DAY_OF_MONTH, _RELATIVE_DAY)
-        ):  # "17:30:15" alone: which of the library's days?
-            return f"{answer.text.rstrip('. ')}, on {moment:%a} {moment.day} {moment:%B %Y}"
+        if not _names_a_day(answer.text):  # "17:30:15" alone: which of the library's days?
+            return f"{answer.text.rstrip('. ')}, on {day_label(moment)}"
         return answer.text
     if _SAYS_WHEN.search(answer.text):
         return answer.text
@@ -225,13 +223,17 @@ def with_when(answer: Answer) -> str:
 
 
 def _when(moment: datetime) -> str:
-    return f"{moment:%a} {moment.day} {moment:%B %Y} at {moment:%H:%M}"
+    return f"{day_label(moment)} at {moment:%H:%M}"
 
 
 def _spans(ev: Evidence, minute: int) -> bool:
     """Whether a clock time (minutes after midnight) falls within a moment, to the minute."""
     start, end = from_ts(ev.start), from_ts(ev.end)
     return start.hour * 60 + start.minute <= minute <= end.hour * 60 + end.minute and start.date() == end.date()
+
+
+def _names_a_day(text: str) -> bool:
+    return any(pattern.search(text) for pattern in (_WEEKDAY, _DAY_OF_MONTH, _RELATIVE_DAY))
 
 
 def _names_another_day(text: str, moment: datetime) -> bool:

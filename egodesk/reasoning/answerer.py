@@ -25,9 +25,8 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass
-from datetime import datetime
 
-from egodesk.core.timeutil import from_ts
+from egodesk.core.timeutil import day_label, from_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.perception.llm import LLMError, TextSink, chat_json
 from egodesk.reasoning import relative_dates
@@ -96,18 +95,13 @@ def _clean(text: str, limit: int = EVIDENCE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _day(moment: datetime) -> str:
-    """Mon 8 May 2023 (no %-d: it is not portable)."""
-    return f"{moment:%a} {moment.day} {moment:%B %Y}"
-
-
 def _clock(ev: Evidence) -> str:
     """The moment's time of day; the end only when it differs, with its date when it is another day."""
     start, end = from_ts(ev.start), from_ts(ev.end)
     first = start.strftime("%H:%M:%S")
     if end.strftime("%Y-%m-%d %H:%M:%S") == start.strftime("%Y-%m-%d %H:%M:%S"):
         return first
-    return f"{first}-{end.strftime('%H:%M:%S') if end.date() == start.date() else f'{_day(end)} {end:%H:%M:%S}'}"
+    return f"{first}-{end.strftime('%H:%M:%S') if end.date() == start.date() else f'{day_label(end)} {end:%H:%M:%S}'}"
 
 
 def _text(ev: Evidence, terms: set[str] | None = None, limit: int = FOCUS_CHARS) -> str:
@@ -155,7 +149,7 @@ def focus(text: str, terms: set[str], limit: int = FOCUS_CHARS) -> str:
 
 
 def _header(ev: Evidence) -> str:
-    return f"{_day(from_ts(ev.start))}, {ev.source}:"
+    return f"{day_label(from_ts(ev.start))}, {ev.source}:"
 
 
 def build_prompt(
@@ -177,7 +171,7 @@ def build_prompt(
     terms = set().union(*tokenize([question, *(options or [])]))
     texts: dict[int, str] = {}
     at = from_ts(asked_at) if asked_at is not None else None
-    asked = f"\nAsked at: {_day(at)} {at:%H:%M:%S}" if at is not None else ""
+    asked = f"\nAsked at: {day_label(at)} {at:%H:%M:%S}" if at is not None else ""
     marks = [f"{LETTERS[i]}." if choice == "letter" else "-" for i in range(len(options or []))]
     opts = "\nOptions:\n" + "\n".join(f"{mark} {_option(o)}" for mark, o in zip(marks, options)) if options else ""
     tail = f"\n</evidence>{asked}\nQuestion: {_clean(question, QUESTION_CHARS)}{opts}"
