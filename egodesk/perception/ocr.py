@@ -6,6 +6,8 @@ on first use: constructing a reader is free, which keeps settings and tests chea
 
 from __future__ import annotations
 
+import re
+from functools import cache
 from typing import TYPE_CHECKING
 
 import cv2
@@ -53,7 +55,39 @@ class TextReader:
             for box, text, score in (result or ())
             if score >= self.min_confidence and text.strip()
         ]
-        return " / ".join(text for _, text in reading_order(boxes))
+        return " / ".join(tidy(text) for _, text in reading_order(boxes))
+
+
+# The recogniser often drops the narrow gaps of sign lettering ("PROJECTATLAS", "NEXT08:24") and reads
+# O as 0 between letters ("R00M"). Words run together are invisible to keyword search and confuse the
+# answerer, so they are separated here, once, where the text is made.
+_ZERO_AS_O = re.compile(r"(?<=[A-Za-z])0+(?=[A-Za-z])")
+_COLON_BEFORE_WORD = re.compile(r"(?<=[A-Za-z]):(?=[A-Za-z])")
+_WORD_THEN_NUMBER = re.compile(r"(?<=[A-Za-z]{3})(?=\d)")
+_NUMBER_THEN_WORD = re.compile(r"(?<=\d)(?=[A-Za-z]{3})")  # "42CITY", not "4PM" / "3RD"
+_LETTER_RUN = re.compile(r"[A-Za-z]{6,}")
+# A split is kept only when every piece is a plausible word: pieces of two letters must be one of these,
+# so an unknown name ("Nomvula" -> "Nom vu la") stays whole.
+_SHORT_WORDS = frozenset(
+    "a i am an as at be by do go he if in is it me my no of on or so to up us we".split()
+)
+
+
+def tidy(text: str) -> str:
+    """One recognised text line with run-together words and numbers separated."""
+    text = _ZERO_AS_O.sub(lambda m: "O" * len(m.group()), text)
+    text = _COLON_BEFORE_WORD.sub(": ", text)
+    text = _NUMBER_THEN_WORD.sub(" ", _WORD_THEN_NUMBER.sub(" ", text))
+    return _LETTER_RUN.sub(lambda m: _split_words(m.group()), text)
+
+
+@cache
+def _split_words(run: str) -> str:
+    import wordninja  # loads a 126k-word frequency list (~0.1 s), only once text is found
+
+    pieces = wordninja.split(run)
+    plausible = all(len(p) >= 3 or p.lower() in _SHORT_WORDS for p in pieces)
+    return " ".join(pieces) if plausible and "".join(pieces) == run else run
 
 
 def reading_order(boxes: list[tuple[np.ndarray, str]]) -> list[tuple[np.ndarray, str]]:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from egodesk.core.settings import Settings
-from egodesk.perception.ocr import TextReader, make_text_reader, reading_order
+from egodesk.perception.ocr import TextReader, make_text_reader, reading_order, tidy
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +43,34 @@ def test_reading_order_rows_then_columns():
     boxes = [(_box(400, 105), "right"), (_box(10, 300), "below"), (_box(20, 100), "left"), (_box(10, 10), "top")]
     assert [t for _, t in reading_order(boxes)] == ["top", "left", "right", "below"]
     assert reading_order([]) == []
+
+
+def test_reads_run_together_sign_lettering_as_words(reader):
+    text = reader.read(sign([("PROJECTATLAS", (20, 200))], size=(480, 1000)))
+    assert text.upper() == "PROJECT ATLAS", text
+
+
+@pytest.mark.parametrize(
+    ("read", "tidied"),
+    [
+        ("PROJECTATLAS", "PROJECT ATLAS"),
+        ("BUY MILK / ANDEGGS", "BUY MILK / AND EGGS"),
+        ("NEXT08:24", "NEXT 08:24"),
+        ("BUS42CITYCENTRE", "BUS 42 CITY CENTRE"),
+        ("DEADLINE:FRIDAY4PM", "DEADLINE: FRIDAY 4PM"),
+        ("R00M214", "ROOM 214"),
+        ("RO0M214", "ROOM 214"),
+        ("OPEN10-18", "OPEN 10-18"),
+        # left alone: real words, short unit/ordinal suffixes, names the word list does not know
+        ("RECYCLING DAY", "RECYCLING DAY"),
+        ("4PM 3RD 180C 45 MIN", "4PM 3RD 180C 45 MIN"),
+        ("Nomvula Thandiwe", "Nomvula Thandiwe"),
+        ("Cappuccino 3.50", "Cappuccino 3.50"),
+        ("", ""),
+    ],
+)
+def test_tidy_separates_run_together_words_and_numbers(read, tidied):
+    assert tidy(read) == tidied
 
 
 def test_factory_respects_the_setting():
