@@ -10,14 +10,18 @@ statements cut from it are one moment, so members that rank different units of o
 - `hybrid`: dense + BM25 over the sub-chunks, the plain fusion every other ranking must not lose to;
 - `context`: dense + BM25 over whole captions and transcript turns with neighbour smoothing
   (LoCoMo's turns answer one another);
+- `flat`: the text embedder's cosine alone over whole captions and turns. With nomic-embed-text the
+  dense floor beat the fusion without it on LoCoMo's multi-hop questions (0.594 against 0.469), and it
+  puts the test day's described moment first more often (Hit@1 0.579 -> 0.737);
 - `timeaware`: EgoCITE's rounds over the atomic views, with cue-word coverage and chronological
   curation for "first/last time", "right after", "usually".
-Weights: `context` 2, `timeaware` 1 for a question with temporal intent ("last time", "right after",
-"usually", "when", a named time); a member of weight 0 (`hybrid`, and `timeaware` for the rest) is not
-run, because on the 200-hour scale library each member's first use costs seconds (5.5 s for the first
-question with all three, over the 2 s bound). Measured on per-category Hit@5 with all-MiniLM-L6-v2 this
-is LoCoMo 0.631, epic-dev 0.997, the derived clock-window set 0.983 (hybrid 0.994); with hybrid 0.25
-and timeaware 0.25 on plain questions the window set reached 0.992 and LoCoMo 0.622, at that cold cost.
+Weights: `context` 2, `flat` 1.5, `timeaware` 1 for a question with temporal intent ("last time", "right
+after", "usually", "when", a named time); a member of weight 0 (`hybrid`, and `timeaware` for the rest) is
+not run, because on the 200-hour scale library each member's first use costs seconds (5.5 s for the first
+question with all three, over the 2 s bound). `hybrid` at 0.5 or 1 lowered LoCoMo (0.657, 0.616). Measured
+Hit@5 with nomic-embed-text-v1.5 and k0 = 10 (k0 = 20 in brackets): LoCoMo 0.727 (0.707), epic-dev 0.995
+(0.995), the derived clock-window set 0.986 (0.989), the test day 0.947 (0.947); without `flat` they were
+0.702, 1.000, 0.986 and 0.947, and LoCoMo's multi-hop questions stayed under their dense floor.
 A member that pinpointed a moment (`timeaware` found a first/last occurrence holding the
 event's words, and what came right after it) is sure of this question: the pinpointed moment stays on
 top and that member's weight is multiplied by PINPOINT_WEIGHT. That is a decision from how well the units
@@ -33,14 +37,14 @@ from __future__ import annotations
 from egodesk.core.types import Evidence
 from egodesk.retrieval.base import Query, Strategy
 from egodesk.retrieval.context import Context
-from egodesk.retrieval.parent import Hybrid
+from egodesk.retrieval.parent import Flat, Hybrid
 from egodesk.retrieval.question import cue_coverage, cue_words
 from egodesk.retrieval.timeaware import TimeAware
 
-MEMBERS: tuple[type[Strategy], ...] = (Hybrid, Context, TimeAware)
-WEIGHTS = {"hybrid": 0.0, "context": 2.0, "timeaware": 1.0}
+MEMBERS: tuple[type[Strategy], ...] = (Hybrid, Context, Flat, TimeAware)
+WEIGHTS = {"hybrid": 0.0, "context": 2.0, "flat": 1.5, "timeaware": 1.0}
 PLAIN_TIMEAWARE = 0.0  # timeaware's weight for a question without temporal intent
-FUSION_K0 = 20  # a short list: the top ranks of each member should count for more than RRF's usual 60
+FUSION_K0 = 10  # a short list: the top ranks of each member should count for more than RRF's usual 60
 PINPOINT_WEIGHT = 3.0  # a member sure of the moment outweighs the others agreeing on another
 ANCHOR_POOL = 8  # the fused top moments searched for the event of "right after X"
 FOLLOWING = 2  # moments put right after the anchor of "what did I do right after X"
