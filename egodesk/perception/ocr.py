@@ -68,9 +68,7 @@ _NUMBER_THEN_WORD = re.compile(r"(?<=\d)(?=[A-Za-z]{3})")  # "42CITY", not "4PM"
 _LETTER_RUN = re.compile(r"[A-Za-z]{6,}")
 # A split is kept only when every piece is a plausible word: pieces of two letters must be one of these,
 # so an unknown name ("Nomvula" -> "Nom vu la") stays whole.
-_SHORT_WORDS = frozenset(
-    "a i am an as at be by do go he if in is it me my no of on or so to up us we".split()
-)
+_SHORT_WORDS = frozenset("a i am an as at be by do go he if in is it me my no of on or so to up us we".split())
 
 
 def tidy(text: str) -> str:
