@@ -147,7 +147,7 @@ class DescribeCaptioner:
             parts.append(f"I hear: {heard}" + ("" if ends_sentence else "."))
         lines = ctx.ocr_lines()
         if lines:
-            parts.append("Visible text: " + ", ".join(quote(line, 200) for line in lines) + ".")
+            parts.append(prompts.VISIBLE_TEXT + ", ".join(quote(line, 200) for line in lines) + ".")
         return " ".join(parts)
 
 

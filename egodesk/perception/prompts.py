@@ -10,6 +10,9 @@ from pathlib import Path
 
 from egodesk.core.paths import resources_dir
 
+# How a described caption brings in what was read on screen; reasoning.facts and the answerer find it by this.
+VISIBLE_TEXT = "Visible text: "
+
 
 class PromptError(KeyError):
     """A template is missing or a placeholder got no value."""

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from egodesk.core.timeutil import day_label, from_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
+from egodesk.perception.prompts import VISIBLE_TEXT
 from egodesk.perception.llm import LLMError, TextSink, chat_json
 from egodesk.reasoning import relative_dates
 from egodesk.reasoning.speakers import misattributed
@@ -116,19 +117,21 @@ def focus(text: str, terms: set[str], limit: int = FOCUS_CHARS) -> str:
     shares the most words with it (`terms`, as `lexical.tokenize` reduces them) and the one after it (a
     reply names the topic, then says what about it), other matching sentences, then their neighbours,
     the next before the previous; kept in their order, the speaker's name ("Caroline: ...") too. With
-    no matching sentence, its beginning."""
+    no matching sentence, its beginning. What was read on screen is always kept: a sign's words rarely
+    repeat the question's ("what did the note say" -> "BUY MILK")."""
     if len(text) <= limit:
         return text
     speaker, sep, body = text.partition(": ")
     if not sep or len(speaker) > 40:
         speaker, body = "", text
-    sentences = SENTENCE_END.split(body)
+    heard, marker, shown = body.partition(VISIBLE_TEXT)  # the on-screen text is its own sentence
+    sentences = [s for s in SENTENCE_END.split(heard.strip()) if s] + ([marker + shown] if marker else [])
     scores = [len(terms & set(words)) for words in tokenize(sentences)]
     matched = [i for i, score in enumerate(scores) if score] or [-1]
     best = min(matched, key=lambda i: (-scores[i], i))
 
     def rank(i: int) -> tuple[float, ...]:
-        if i in (best, best + 1):
+        if i in (best, best + 1) or sentences[i].startswith(VISIBLE_TEXT):
             return (0, i)  # what the best-matching sentence goes on to say comes before weaker matches
         if scores[i]:
             return (1, -scores[i], i)

@@ -15,12 +15,13 @@ import re
 import numpy as np
 
 from egodesk.core.types import Evidence
+from egodesk.perception.prompts import VISIBLE_TEXT
 from egodesk.retrieval.catalog import Catalog
 
 CAPTION = "caption"
 FACT_CHARS = 160  # the facts added to one unit at most: the prompt stays short
-_VISIBLE = re.compile(r"Visible text: (.+?)\.?$")
-_HEARD = re.compile(r"I hear: (.+?)(?= Visible text: |$)")
+_VISIBLE = re.compile(re.escape(VISIBLE_TEXT) + r"(.+?)\.?$")
+_HEARD = re.compile(r"I hear: (.+?)(?= " + re.escape(VISIBLE_TEXT) + "|$)")
 _SENTENCE = re.compile(r"[^.!?]*\d[^.!?]*[.!?]?")
 
 

@@ -102,6 +102,17 @@ def test_a_long_line_keeps_the_sentences_that_bear_on_the_question_then_the_next
     assert unrelated.startswith("Caroline: Hey Mel") and "hiking" not in unrelated  # nothing matches: the beginning
 
 
+def test_a_long_caption_keeps_what_was_read_on_screen():
+    caption = (
+        "I see a refrigerator, a kitchen and a cup. There may also be a table (low confidence). "
+        "I hear: 'Good morning. The kettle is on, and the coffee beans are in the cupboard above the sink. "
+        "Maria said she would bring bread from the bakery later today.' "
+        "Visible text: 'BUY MILK', 'AND EGGS'."
+    )
+    cut = focus(caption, set(tokenize(["What did the note at home say yesterday morning?"])[0]), limit=160)
+    assert cut.endswith("Visible text: 'BUY MILK', 'AND EGGS'.") and len(cut) < len(caption), cut
+
+
 def test_a_line_that_repeats_a_chosen_one_of_the_same_moment_is_left_out():
     parent = Evidence(1, 1, "kitchen", 1000.0, 1010.0, "I put the keys in the blue bowl.", 1.0)
     child = ev(2, 1002.0, "I put the keys in the blue bowl!")  # a sub-chunk inside the parent's span
