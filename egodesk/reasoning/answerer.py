@@ -22,14 +22,16 @@ end still decide, and an answer they turn into the abstention says what was with
 
 from __future__ import annotations
 
+import calendar
 import re
 import time
 from dataclasses import dataclass
+from functools import cache
 
 from egodesk.core.timeutil import day_label, from_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
-from egodesk.perception.prompts import VISIBLE_TEXT
 from egodesk.perception.llm import LLMError, TextSink, chat_json
+from egodesk.perception.prompts import VISIBLE_TEXT
 from egodesk.reasoning import relative_dates
 from egodesk.reasoning.speakers import misattributed
 from egodesk.retrieval.lexical import tokenize
@@ -407,4 +409,27 @@ def _unsupported(answer: Answer, options: list[str] | None, cited: list[Evidence
         return None if answer.grounded else "an option picked without citing evidence"
     if BARE_ANSWER.fullmatch(answer.text):
         return "a bare letter or evidence id for an open question"
+    if not _held(answer.text, shown):
+        return "no line shown holds any of its words"
     return misattributed(answer.question, answer.text, cited, shown)
+
+
+@cache
+def _not_content() -> frozenset[str]:
+    """Answer words that need not be in the evidence: days and dates (the lines' headings and clock times
+    carry them as numbers or short names), yes/no and hedges (an inference from the lines)."""
+    words = [*calendar.month_name[1:], *calendar.month_abbr[1:], *calendar.day_name, *calendar.day_abbr]
+    words += "today yesterday tomorrow morning afternoon evening night noon midnight ago am pm".split()
+    words += "yes no not none likely unlikely maybe probably".split()
+    return frozenset(tokenize([" ".join(words)])[0])
+
+
+def _held(text: str, shown: list[Evidence]) -> bool:
+    """Whether an open answer rests on the lines shown: at least one of its content words (stemmed) is
+    in one of them. A small model otherwise answers from its own idea of the place or thing ("Where did
+    I park my car?" -> "front yard", with no car, park or yard anywhere in the evidence)."""
+    words = [w for w in tokenize([text])[0] if not w.isdigit() and w not in _not_content()]
+    if not words:
+        return True
+    have = set(tokenize([" ".join(f"{ev.source} {ev.text} {ev.facts}" for ev in shown)])[0])
+    return any(w in have for w in words)

@@ -215,6 +215,17 @@ def test_open_answer_with_citation():
     assert answer.text == "washed a plate" and answer.cited == [9] and answer.grounded
 
 
+def test_an_open_answer_no_shown_line_holds_becomes_the_abstention():
+    lines = [ev(1, 1000.0, "I put my keys on the shelf by the door."), ev(2, 2000.0, "I see a cat on the sofa.")]
+    invented = answer_question(
+        ScriptedLLM({"evidence": ["E1"], "reasoning": "-", "answer": "front yard"}), "Where did I park my car?", lines
+    )
+    assert invented.abstained and invented.text == ABSTENTION and "holds any of its words" in invented.extra["unsupported"]
+    for held in ("on the shelf", "the keys were on shelves", "Tuesday at 16:40", "yes, likely", "2"):
+        answer = answer_question(ScriptedLLM({"evidence": ["E1"], "reasoning": "-", "answer": held}), "q", lines)
+        assert not answer.abstained and answer.text == held, held
+
+
 def test_llm_failure_becomes_an_abstention_with_the_reason():
     answer = answer_question(ScriptedLLM("not json", "still not", "nope"), "q", EVIDENCE)
     assert answer.abstained and "did not return valid JSON" in answer.extra["error"]
