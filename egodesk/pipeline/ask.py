@@ -28,8 +28,8 @@ from egodesk.perception.llm import TextSink
 from egodesk.reasoning.answerer import answer_question, prompt_head
 from egodesk.reasoning.facts import attach_facts
 from egodesk.retrieval.base import Memory, Query
-from egodesk.retrieval.question import TimeWindow
 from egodesk.retrieval.registry import make_strategy
+from egodesk.retrieval.timewindow import TimeWindow
 
 # A longer question (a pasted text, say) is cut to its start and its end, where the actual question
 # usually is: retrieval reads about what the embedder would (256 word pieces), and the evidence keeps

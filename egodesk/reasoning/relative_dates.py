@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta
 
-from egodesk.retrieval.question import NUMBERS, WEEKDAYS
+from egodesk.retrieval.timewindow import NUMBERS, WEEKDAYS
 
 EXACT_NUMBERS = {word: n for word, n in NUMBERS.items() if word not in ("a few", "few", "several")}
 _NUMBER = r"\d{1,3}|" + "|".join(sorted(EXACT_NUMBERS, key=len, reverse=True))

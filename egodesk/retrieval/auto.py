@@ -38,8 +38,8 @@ from egodesk.core.types import Evidence
 from egodesk.retrieval.base import Query, Strategy
 from egodesk.retrieval.context import Context
 from egodesk.retrieval.parent import Flat, Hybrid
-from egodesk.retrieval.question import cue_coverage, cue_words
 from egodesk.retrieval.timeaware import TimeAware
+from egodesk.retrieval.words import cue_coverage, cue_words
 
 MEMBERS: tuple[type[Strategy], ...] = (Hybrid, Context, Flat, TimeAware)
 WEIGHTS = {"hybrid": 0.0, "context": 2.0, "flat": 1.5, "timeaware": 1.0}

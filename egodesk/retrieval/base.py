@@ -19,7 +19,8 @@ from egodesk.memory.indices import IndexManager
 from egodesk.memory.store import Store
 from egodesk.retrieval.catalog import Catalog, CatalogCache
 from egodesk.retrieval.lexical import LexicalCache, LexicalIndex
-from egodesk.retrieval.question import QuestionAnalysis, TimeWindow, analyze
+from egodesk.retrieval.question import QuestionAnalysis, analyze
+from egodesk.retrieval.timewindow import TimeWindow
 
 _EMBED_CACHE = 256
 BROAD_FILTER = 20_000  # allowed units above which a dense search filters after the fact

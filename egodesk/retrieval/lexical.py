@@ -23,7 +23,7 @@ import bm25s
 import numpy as np
 
 from egodesk.retrieval.catalog import Catalog
-from egodesk.retrieval.question import lemma
+from egodesk.retrieval.words import lemma
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from egodesk.core.types import Evidence
 from egodesk.retrieval.base import Query, Strategy
-from egodesk.retrieval.question import MIN_COVERAGE, cue_coverage, cue_words
+from egodesk.retrieval.words import MIN_COVERAGE, cue_coverage, cue_words
 
 OBJECT_SPACE = "record-object"
 ACTION_SPACE = "record-action"

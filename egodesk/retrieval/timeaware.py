@@ -28,7 +28,8 @@ import numpy as np
 from egodesk.core.types import Evidence
 from egodesk.retrieval.base import Memory, Query, Strategy
 from egodesk.retrieval.catalog import PARENT_KINDS, Catalog
-from egodesk.retrieval.question import MIN_COVERAGE, QuestionAnalysis, cue_coverage, cue_words
+from egodesk.retrieval.question import QuestionAnalysis
+from egodesk.retrieval.words import MIN_COVERAGE, cue_coverage, cue_words
 
 ATOMIC_VIEWS = ("action", "utterance", "activity", "conversation")
 POOL_PER_VIEW = 36

@@ -23,7 +23,7 @@ from egodesk.memory.store import Caption, Unit
 from egodesk.perception.embedder import make_embedder
 from egodesk.perception.llm import make_llm
 from egodesk.pipeline.textimport import import_memory_jsonl
-from egodesk.retrieval.question import lemma
+from egodesk.retrieval.words import lemma
 from tests.conftest import BENCHMARKS
 
 SOURCES, PER_SOURCE = 5, 40

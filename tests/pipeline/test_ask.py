@@ -11,7 +11,7 @@ from egodesk.eval.benchmark import BenchQuestion
 from egodesk.eval.runner import run_questions
 from egodesk.pipeline.ask import ask, check_question, describe, people_order, retrieve, with_when
 from egodesk.retrieval.base import Memory
-from egodesk.retrieval.question import TimeWindow
+from egodesk.retrieval.timewindow import TimeWindow
 from tests.reasoning.test_answerer import ScriptedLLM, StreamingLLM
 from tests.retrieval.conftest import DAY1, DAY2, built, ts  # noqa: F401  (a fixture)
 
