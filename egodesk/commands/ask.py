@@ -49,6 +49,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if "window" in answer.extra:
         window = answer.extra["window"]
         print(f"(searched only {window['label']}: {format_ts(window['start'])} to {format_ts(window['end'])})")
+    if "recalled" in answer.extra:
+        recalled = answer.extra["recalled"]
+        print(
+            f"(no footage from {recalled['label']}, {format_ts(recalled['start'])} to {format_ts(recalled['end'])}: searched what was said later)"
+        )
     cited = set(answer.cited)
     print("\nevidence (cited first, then by relevance; #rank in retrieval):")
     for ev in answer.evidence:

@@ -125,7 +125,8 @@ class Inspector(QWidget):
     @staticmethod
     def _window(answer: Answer) -> str:
         """The time window the question named, which every strategy searched inside."""
-        window = answer.extra.get("window")
-        if not window:
-            return ""
-        return f"; searched only {window['label']}: {fmt_moment(window['start'])} to {fmt_moment(window['end'])}"
+        if window := answer.extra.get("window"):
+            return f"; searched only {window['label']}: {fmt_moment(window['start'])} to {fmt_moment(window['end'])}"
+        if recalled := answer.extra.get("recalled"):  # a span before the first footage: it was talked of later
+            return f"; no footage from {recalled['label']} ({fmt_moment(recalled['start'])} to {fmt_moment(recalled['end'])}): searched what was said later"
+        return ""

@@ -28,8 +28,10 @@ from egodesk.perception.llm import TextSink
 from egodesk.reasoning.answerer import answer_question, prompt_head
 from egodesk.reasoning.facts import attach_facts
 from egodesk.retrieval.base import Memory, Query
+from egodesk.retrieval.question import QuestionAnalysis
 from egodesk.retrieval.registry import make_strategy
 from egodesk.retrieval.timewindow import TimeWindow
+from egodesk.retrieval.words import cue_words, lemma
 
 # A longer question (a pasted text, say) is cut to its start and its end, where the actual question
 # usually is: retrieval reads about what the embedder would (256 word pieces), and the evidence keeps
@@ -51,6 +53,27 @@ _CLOCK_IN_ANSWER = re.compile(r"\b(\d{1,2}):(\d{2})\b")
 _WEEKDAY = re.compile(r"\b(?:(?i:mon|tues|wednes|thurs|fri|satur|sun)day|Mon|Tues?|Wed|Thu(?:rs)?|Fri|Sat|Sun)\b")
 _DAY_OF_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+((?:{_MONTHS})[a-z]*)\b", re.I)
 _RELATIVE_DAY = re.compile(r"\b(?:today|yesterday|tonight|this\s+(?:morning|afternoon|evening))\b", re.I)
+
+
+# Verbs and nouns that every library's lines hold in some form (the captions' "I see", "I hear", the
+# transcripts' "said"): they cannot tell whether what was found is about the question.
+_GENERIC_CUES = frozenset(
+    "be do have go get make see look say tell talk ask speak hear think know want like feel come happen use thing day".split()
+)
+
+
+def unmentioned(analysis: QuestionAnalysis, evidence: list[Evidence]) -> list[str]:
+    """The question's own words (things, actions, names) when none of them is in any moment found;
+    empty when one is, or when the question has none to look for. A question that names a time is
+    left to the model: "what did I do this morning?" needs no word of its own in the lines."""
+    if analysis.window is not None:
+        return []
+    cues = [lemma(w) for w in (*analysis.objects, *analysis.actions)] + [p.lower() for p in analysis.people]
+    cues = [c for c in dict.fromkeys(cues) if len(c) > 1 and c not in _GENERIC_CUES]
+    if not cues:
+        return []
+    found = cue_words(" ".join(f"{ev.source} {ev.text} {ev.facts}" for ev in evidence))
+    return [] if found.intersection(cues) else cues
 
 
 def check_question(question: str) -> str:
@@ -130,6 +153,11 @@ def answer(
         out = Answer(
             question, f"{ABSTENTION} You have no footage from {describe(query.window)}.", [], abstained=True, grounded=False
         )
+    elif not options and (missing := unmentioned(query.analysis, found.evidence)):
+        # Nothing found is about it: a small model would still answer from the nearest moment ("Where did
+        # I park my car?" -> "front door", from where the keys were put).
+        said = " or ".join(f"'{w}'" for w in missing[:3])
+        out = Answer(question, f"{ABSTENTION} Nothing found mentions {said}.", found.evidence, abstained=True, grounded=False)
     else:
         evidence = attach_facts(memory.catalog(), found.evidence)
         out = answer_question(
@@ -150,6 +178,8 @@ def answer(
         out.extra["question_shortened"] = found.question
     if query.window is not None:
         out.extra["window"] = {"label": query.window.label, "start": query.window.start, "end": query.window.end}
+    if (recalled := query.analysis.recalled) is not None:  # before the first footage: what was said of it later
+        out.extra["recalled"] = {"label": recalled.label, "start": recalled.start, "end": recalled.end}
     out.timings["retrieval_s"] = found.seconds
     return out
 

@@ -19,6 +19,8 @@ from egodesk.core.timeutil import from_ts
 from egodesk.retrieval.timewindow import MONTHS, WEEKDAYS, PhraseFinder, TimeWindow, resolve_window
 from egodesk.retrieval.words import IRREGULAR, STOPWORDS, VERBS, lemma
 
+RECALLED_SPAN = 28 * 86400  # shorter spans before the footage ("on Monday", "last week") stay windows: no footage then
+
 QUESTION_WORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how"}
 NOT_NAMES = STOPWORDS | QUESTION_WORDS | set(MONTHS) | set(WEEKDAYS) | {"i", "im", "ive", "id", "ill", "lgbtq", "ok", "okay"}
 
@@ -33,6 +35,10 @@ class QuestionAnalysis:
     recency: bool = False  # "recently", "lately"
     asks_when: bool = False
     window: TimeWindow | None = None
+    # A span of a month or more that ends before the library's first footage ("last year", "four years
+    # ago"): nothing was recorded then, so the question asks about a time talked of later, and every
+    # moment is searched (the answer says so).
+    recalled: TimeWindow | None = None
     focus: str = ""  # the question's content without temporal phrases: the semantic query
     actions: list[str] = field(default_factory=list)
     objects: list[str] = field(default_factory=list)
@@ -106,6 +112,8 @@ def analyze(question: str, asked_at: float | None = None, days: Sequence[tuple[f
     out.window = resolve_window(f, now, days)
     if out.window is not None and asked_at is not None and out.window.end > asked_at:
         out.window = TimeWindow(out.window.start, max(asked_at, out.window.start), out.window.label)
+    if out.window is not None and days and out.window.end <= days[0][0] and out.window.end - out.window.start >= RECALLED_SPAN:
+        out.window, out.recalled = None, out.window
     if f.search(_ORDER_LAST):
         out.order = "last"
     elif f.search(_ORDER_FIRST):

@@ -71,6 +71,27 @@ def test_a_window_without_footage_says_so_instead_of_answering_from_elsewhere(me
     assert answer.extra["window"]["label"] == "at 3 pm"
 
 
+def test_a_year_before_the_first_footage_searches_what_was_said_later(memory):
+    llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "Said in the kitchen.", "answer": "paper"})
+    answer = ask(memory, llm, "What did I take last year?", asked_at=ts(DAY2, 3600), k=3)
+    assert answer.evidence and llm.sent and "window" not in answer.extra
+    assert answer.extra["recalled"]["label"] == "last year"
+
+
+def test_nothing_found_that_mentions_the_question_is_not_answered(memory):
+    llm = ScriptedLLM()  # never asked
+    answer = ask(memory, llm, "Where did I park my car?", asked_at=ts(DAY2, 3600), k=3)
+    assert answer.abstained and not llm.sent and answer.evidence  # the moments found are still shown
+    assert answer.text == f"{ABSTENTION} Nothing found mentions 'park' or 'car'."
+
+
+def test_a_question_whose_words_are_found_or_that_names_a_time_goes_to_the_model(memory):
+    llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "The paper.", "answer": "paper"})
+    assert not ask(memory, llm, "What did I take from the drawer?", asked_at=ts(DAY2, 3600), k=3).abstained
+    llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "The paper.", "answer": "paper"})
+    assert not ask(memory, llm, "What did I hold yesterday?", asked_at=ts(DAY2, 3600), k=3).abstained
+
+
 def test_the_library_days_resolve_day_numbers(memory):
     found = retrieve(memory, "What did I do on day 2?", asked_at=ts(DAY2, 3600), strategy="hybrid", k=20)
     days = {from_ts(ev.start).date() for ev in found.evidence}
@@ -173,6 +194,6 @@ def test_the_cli_prints_the_answer_as_it_is_written(tmp_path, monkeypatch, capsy
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "In the blue bowl by the door" and len(printed) > 3  # piece by piece, then the rest
 
-    assert cli_main(["ask", "Where is my hat?", "--at", "2024-03-13T10:00:00"]) == 0
+    assert cli_main(["ask", "What colour is the door?", "--at", "2024-03-13T10:00:00"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "On the table" and lines[1].startswith("(withdrawn: ") and lines[2] == ABSTENTION

@@ -177,6 +177,20 @@ def test_a_day_the_library_does_not_have_is_an_empty_window():
     assert library_window("Where did I go on the first day of school?") is None  # "the first day of" names no library day
 
 
+@pytest.mark.parametrize("question", ["What did we see on our camping trip last year?", "Where did I move from 4 years ago?"])
+def test_a_long_span_before_the_first_footage_is_searched_as_something_said_later(question):
+    a = analyze(question, NOW, DAYS)
+    assert a.window is None and a.recalled is not None and a.recalled.end <= DAYS[0][0]
+    assert analyze(question, NOW).window is not None  # without the library's days it stays a window
+
+
+def test_a_short_span_before_the_first_footage_stays_an_empty_window():
+    a = analyze("What did I eat on Sunday?", NOW, DAYS)  # 10 March: the day before the first footage
+    assert a.window is not None and a.recalled is None
+    last_year_library = [(to_ts(datetime(2023, 6, 1, 9)), to_ts(datetime(2023, 6, 1, 17))), *DAYS]
+    assert analyze("What did I see last year?", NOW, last_year_library).window is not None  # footage then: a window
+
+
 def test_a_time_of_day_no_day_has_footage_for_stays_today():
     assert library_window("What did I do at 11 pm?")[0].date() == datetime(2024, 3, 14).date()
 
