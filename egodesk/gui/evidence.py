@@ -128,5 +128,6 @@ class Inspector(QWidget):
         if window := answer.extra.get("window"):
             return f"; searched only {window['label']}: {fmt_moment(window['start'])} to {fmt_moment(window['end'])}"
         if recalled := answer.extra.get("recalled"):  # a span before the first footage: it was talked of later
-            return f"; no footage from {recalled['label']} ({fmt_moment(recalled['start'])} to {fmt_moment(recalled['end'])}): searched what was said later"
+            span = f"{fmt_moment(recalled['start'])} to {fmt_moment(recalled['end'])}"
+            return f"; no footage from {recalled['label']} ({span}): searched what was said later"
         return ""

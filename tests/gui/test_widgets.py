@@ -139,3 +139,18 @@ def test_activity_model_tracks_stages_and_problems():
     model.add_problems([("/footage/broken.mp4", "not a video (moov atom not found)")])
     assert model.problems == [("/footage/broken.mp4", "not a video (moov atom not found)")]
     assert model.item(1, 0).text() == "Problems" and model.item(1, 0).child(0, 3).text().startswith("not a video")
+
+
+def test_the_inspector_says_which_window_was_searched(qapp):
+    from egodesk.core.types import Answer
+    from egodesk.gui.evidence import Inspector
+
+    inspector = Inspector()
+    answer = Answer("What did I take at 3 pm?", "paper", [], grounded=True)
+    answer.extra["window"] = {"label": "at 3 pm", "start": T0, "end": T0 + 3600}
+    inspector.show_answer(answer)
+    assert "searched only at 3 pm" in inspector.summary.text()
+    del answer.extra["window"]
+    answer.extra["recalled"] = {"label": "last year", "start": T0 - 400 * DAY, "end": T0 - 35 * DAY}
+    inspector.show_answer(answer)
+    assert "no footage from last year" in inspector.summary.text() and "searched what was said later" in inspector.summary.text()
