@@ -18,10 +18,13 @@ statements cut from it are one moment, so members that rank different units of o
 Weights: `context` 2, `flat` 1.5, `timeaware` 1 for a question with temporal intent ("last time", "right
 after", "usually", "when", a named time); a member of weight 0 (`hybrid`, and `timeaware` for the rest) is
 not run, because on the 200-hour scale library each member's first use costs seconds (5.5 s for the first
-question with all three, over the 2 s bound). `hybrid` at 0.5 or 1 lowered LoCoMo (0.657, 0.616). Measured
-Hit@5 with nomic-embed-text-v1.5 and k0 = 10 (k0 = 20 in brackets): LoCoMo 0.727 (0.707), epic-dev 0.995
-(0.995), the derived clock-window set 0.986 (0.989), the test day 0.947 (0.947); without `flat` they were
-0.702, 1.000, 0.986 and 0.947, and LoCoMo's multi-hop questions stayed under their dense floor.
+question with all three, over the 2 s bound). `hybrid` at 0.5 or 1 lowered LoCoMo (0.657, 0.616).
+k0 = 20, measured Hit@5 with nomic-embed-text-v1.5 on libraries as `egodesk eval` builds them (no LLM
+memories), k0 = 10 in brackets: LoCoMo-200 0.722 (0.712; multi-hop 0.594 against its dense floor 0.594,
+0.562 at k0 = 10), epic-dev 0.995 (0.995, Hit@1 0.975 both), the derived clock-window set 0.989 (0.986),
+the test day with its LLM memories 0.974 (0.974). With LLM memories in the LoCoMo library, k0 = 10 was
+ahead (0.727 against 0.707). Without `flat` the figures were 0.702, 1.000, 0.986 and 0.947, and LoCoMo's
+multi-hop questions stayed under their dense floor.
 A member that pinpointed a moment (`timeaware` found a first/last occurrence holding the
 event's words, and what came right after it) is sure of this question: the pinpointed moment stays on
 top and that member's weight is multiplied by PINPOINT_WEIGHT. That is a decision from how well the units
@@ -44,7 +47,7 @@ from egodesk.retrieval.words import cue_coverage, cue_words
 MEMBERS: tuple[type[Strategy], ...] = (Hybrid, Context, Flat, TimeAware)
 WEIGHTS = {"hybrid": 0.0, "context": 2.0, "flat": 1.5, "timeaware": 1.0}
 PLAIN_TIMEAWARE = 0.0  # timeaware's weight for a question without temporal intent
-FUSION_K0 = 10  # a short list: the top ranks of each member should count for more than RRF's usual 60
+FUSION_K0 = 20  # a short list: the top ranks of each member should count for more than RRF's usual 60
 PINPOINT_WEIGHT = 3.0  # a member sure of the moment outweighs the others agreeing on another
 ANCHOR_POOL = 8  # the fused top moments searched for the event of "right after X"
 FOLLOWING = 2  # moments put right after the anchor of "what did I do right after X"
