@@ -63,12 +63,13 @@ _GENERIC_CUES = frozenset(
 
 
 def unmentioned(analysis: QuestionAnalysis, evidence: list[Evidence]) -> list[str]:
-    """The question's own words (things, actions, names) when none of them is in any moment found;
-    empty when one is, or when the question has none to look for. A question that names a time is
-    left to the model: "what did I do this morning?" needs no word of its own in the lines."""
+    """The question's things and names when none of them is in any moment found; empty when one is,
+    or when the question has none to look for. Its actions are not looked for, because an action is
+    asked in general words the moments say in specific ones ("what did I cook?" of "I fry onions"), and
+    a question that names a time is left to the model ("what did I do this morning?")."""
     if analysis.window is not None:
         return []
-    cues = [lemma(w) for w in (*analysis.objects, *analysis.actions)] + [p.lower() for p in analysis.people]
+    cues = [lemma(w) for w in analysis.objects] + [p.lower() for p in analysis.people]
     cues = [c for c in dict.fromkeys(cues) if len(c) > 1 and c not in _GENERIC_CUES]
     if not cues:
         return []

@@ -87,9 +87,12 @@ def test_nothing_found_that_mentions_the_question_is_not_answered(memory):
 
 def test_a_question_whose_words_are_found_or_that_names_a_time_goes_to_the_model(memory):
     llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "The paper.", "answer": "paper"})
-    assert not ask(memory, llm, "What did I take from the drawer?", asked_at=ts(DAY2, 3600), k=3).abstained
+    assert not ask(memory, llm, "What did I do with the paper?", asked_at=ts(DAY2, 3600), k=3).abstained
     llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "The paper.", "answer": "paper"})
     assert not ask(memory, llm, "What did I hold yesterday?", asked_at=ts(DAY2, 3600), k=3).abstained
+    llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "Nothing fried.", "answer": "NOT_FOUND"})
+    ask(memory, llm, "What did I fry?", asked_at=ts(DAY2, 3600), k=3)
+    assert llm.sent  # an action is asked in general words ("cook") the moments say in specific ones: the model decides
 
 
 def test_the_library_days_resolve_day_numbers(memory):
