@@ -28,10 +28,10 @@ from egodesk.perception.llm import TextSink
 from egodesk.reasoning.answerer import answer_question, prompt_head
 from egodesk.reasoning.facts import attach_facts
 from egodesk.retrieval.base import Memory, Query
-from egodesk.retrieval.question import QuestionAnalysis
+from egodesk.retrieval.question import QUESTION_WORDS, QuestionAnalysis
 from egodesk.retrieval.registry import make_strategy
 from egodesk.retrieval.timewindow import TimeWindow
-from egodesk.retrieval.words import cue_words, lemma
+from egodesk.retrieval.words import STOPWORDS, cue_words, lemma
 
 # A longer question (a pasted text, say) is cut to its start and its end, where the actual question
 # usually is: retrieval reads about what the embedder would (256 word pieces), and the evidence keeps
@@ -62,12 +62,22 @@ _GENERIC_CUES = frozenset(
 )
 
 
+def _english(question: str) -> bool:
+    """Whether a question reads as English: a third of its words, and at least two, are English
+    function words ("where", "did", "my"); German "Was habe ich ..." has one."""
+    words = re.findall(r"[^\W\d_]+", question.lower())
+    function = sum(w in STOPWORDS or w in QUESTION_WORDS for w in words)
+    return function >= 2 and 3 * function >= len(words)
+
+
 def unmentioned(analysis: QuestionAnalysis, evidence: list[Evidence]) -> list[str]:
     """The question's things and names when none of them is in any moment found; empty when one is,
     or when the question has none to look for. Its actions are not looked for, because an action is
     asked in general words the moments say in specific ones ("what did I cook?" of "I fry onions"), and
-    a question that names a time is left to the model ("what did I do this morning?")."""
-    if analysis.window is not None:
+    a question that names a time is left to the model ("what did I do this morning?"), and so is one
+    not asked in English (the word lists' language): "Wo habe ich meine Schlüssel gelassen?" matches
+    "keys" only in the embedder and the model."""
+    if analysis.window is not None or not _english(analysis.text):
         return []
     cues = [lemma(w) for w in analysis.objects] + [p.lower() for p in analysis.people]
     cues = [c for c in dict.fromkeys(cues) if len(c) > 1 and c not in _GENERIC_CUES]

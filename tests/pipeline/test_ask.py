@@ -93,6 +93,9 @@ def test_a_question_whose_words_are_found_or_that_names_a_time_goes_to_the_model
     llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "Nothing fried.", "answer": "NOT_FOUND"})
     ask(memory, llm, "What did I fry?", asked_at=ts(DAY2, 3600), k=3)
     assert llm.sent  # an action is asked in general words ("cook") the moments say in specific ones: the model decides
+    llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "Nothing.", "answer": "NOT_FOUND"})
+    ask(memory, llm, "Wo habe ich meine Schlüssel gelassen?", asked_at=ts(DAY2, 3600), k=3)
+    assert llm.sent  # another language: its words are not the lines' words, the model decides
 
 
 def test_the_library_days_resolve_day_numbers(memory):
