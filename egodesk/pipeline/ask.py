@@ -28,7 +28,7 @@ from egodesk.perception.llm import TextSink
 from egodesk.reasoning.answerer import answer_question, prompt_head
 from egodesk.reasoning.facts import attach_facts
 from egodesk.retrieval.base import Memory, Query
-from egodesk.retrieval.question import QUESTION_WORDS, QuestionAnalysis
+from egodesk.retrieval.question import QuestionAnalysis
 from egodesk.retrieval.registry import make_strategy
 from egodesk.retrieval.timewindow import TimeWindow
 from egodesk.retrieval.words import STOPWORDS, cue_words, lemma
@@ -66,7 +66,7 @@ def _english(question: str) -> bool:
     """Whether a question reads as English: a third of its words, and at least two, are English
     function words ("where", "did", "my"); German "Was habe ich ..." has one."""
     words = re.findall(r"[^\W\d_]+", question.lower())
-    function = sum(w in STOPWORDS or w in QUESTION_WORDS for w in words)
+    function = sum(w in STOPWORDS for w in words)  # the question words are among them
     return function >= 2 and 3 * function >= len(words)
 
 
@@ -83,7 +83,7 @@ def unmentioned(analysis: QuestionAnalysis, evidence: list[Evidence]) -> list[st
     cues = [c for c in dict.fromkeys(cues) if len(c) > 1 and c not in _GENERIC_CUES]
     if not cues:
         return []
-    found = cue_words(" ".join(f"{ev.source} {ev.text} {ev.facts}" for ev in evidence))
+    found = cue_words(" ".join(f"{ev.source} {ev.text}" for ev in evidence))
     return [] if found.intersection(cues) else cues
 
 
@@ -188,9 +188,9 @@ def answer(
     if found.question != " ".join(question.split()):
         out.extra["question_shortened"] = found.question
     if query.window is not None:
-        out.extra["window"] = {"label": query.window.label, "start": query.window.start, "end": query.window.end}
-    if (recalled := query.analysis.recalled) is not None:  # before the first footage: what was said of it later
-        out.extra["recalled"] = {"label": recalled.label, "start": recalled.start, "end": recalled.end}
+        out.extra["window"] = _span(query.window)
+    if query.analysis.recalled is not None:  # before the first footage: what was said of it later
+        out.extra["recalled"] = _span(query.analysis.recalled)
     out.timings["retrieval_s"] = found.seconds
     return out
 
@@ -282,6 +282,11 @@ def _names_another_day(text: str, moment: datetime) -> bool:
     weekdays = {w[:3].lower() for w in _WEEKDAY.findall(text)}
     dates = {(int(d), m[:3].lower()) for d, m in _DAY_OF_MONTH.findall(text)}
     return bool(weekdays - {f"{moment:%a}".lower()} or dates - {(moment.day, f"{moment:%b}".lower())})
+
+
+def _span(window: TimeWindow) -> dict:
+    """A window as the answer's JSON carries it."""
+    return {"label": window.label, "start": window.start, "end": window.end}
 
 
 def describe(window: TimeWindow) -> str:
