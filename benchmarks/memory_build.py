@@ -38,11 +38,11 @@ from sqlalchemy import func, select
 
 from egodesk.core.paths import LibraryPaths
 from egodesk.core.settings import Settings
-from egodesk.memory import atomic, parent_child, records, visual
+from egodesk.memory import atomic, parent_child, record_compression, visual
 from egodesk.memory.atomic import build_atomic
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.parent_child import build_parent_child
-from egodesk.memory.records import build_records
+from egodesk.memory.record_compression import build_records
 from egodesk.memory.stats import footage_summary, memory_stats
 from egodesk.memory.store import Keyframe, Store
 from egodesk.memory.visual import build_visual
@@ -56,7 +56,7 @@ TIERS = ("llm-test", "llm-fast", "llm-quality")
 # which builder made a unit kind (memory_stats groups by kind)
 BUILDER_KINDS = {
     "parent-child": (parent_child.CAPTION, parent_child.TRANSCRIPT, parent_child.SUBCHUNK),
-    "records": (records.RECORD, records.ENTRY),
+    "records": (record_compression.RECORD, record_compression.ENTRY),
     "atomic": (atomic.KIND,),
     "visual": (visual.FRAME, visual.CLIP),
 }

@@ -47,7 +47,7 @@ from egodesk.core.paths import LibraryPaths
 from egodesk.core.settings import Settings
 from egodesk.core.timeutil import from_ts, to_ts
 from egodesk.media.keyframes import write_thumbnail
-from egodesk.memory import atomic, records
+from egodesk.memory import atomic, record_compression
 from egodesk.memory.consolidation import CompressionParams, OnlineCompressor
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.parent_child import BUILDER as PC_BUILDER
@@ -65,7 +65,8 @@ SLOTS_H = (7.0, 11.0, 15.0, 19.0)  # a footage starts 0-1 h into one of these 4-
 THUMB_EVERY = 40
 NOISE = 0.15  # norm of the noise added to a composed vector (before normalising)
 WEARER = Settings().wearer_name
-EXACT_SPACES = (records.OBJECT_SPACE, records.ACTION_SPACE)  # embeddings of single strings, as Imprint stores them
+# embeddings of single strings, as Imprint stores them
+EXACT_SPACES = (record_compression.OBJECT_SPACE, record_compression.ACTION_SPACE)
 
 PEOPLE = ["Tasha", "Jake", "Mel", "Omar", "Lucia", "Priya", "Ben", "Grandma Rose", "Sam", "Nora", "Leo", "Aunt Maria"]
 # scene | places | steps "action/object[:attribute,...][@where,...]" | topics people talk about there
@@ -560,11 +561,11 @@ class FootageWriter:
                     None,
                     footage_id=fid,
                     clip_id=record.clip_id,
-                    kind=records.RECORD,
+                    kind=record_compression.RECORD,
                     start_ts=record.start,
                     end_ts=record.end,
                     text=record.sentence(),
-                    builder=records.BUILDER,
+                    builder=record_compression.BUILDER,
                 )
                 row = self.rows["records"][-1]
                 row["meta"] = {
@@ -581,7 +582,10 @@ class FootageWriter:
                     "history_used": d.history_used,
                     "entry": None,
                 }
-                for space, text in ((records.OBJECT_SPACE, record.object), (records.ACTION_SPACE, record.action)):
+                for space, text in (
+                    (record_compression.OBJECT_SPACE, record.object),
+                    (record_compression.ACTION_SPACE, record.action),
+                ):
                     ids, vectors = self.vectors.setdefault(space, ([], []))
                     ids.append(uid)
                     vectors.append([c.vec[text]])
@@ -620,17 +624,17 @@ class FootageWriter:
                     "view": "",
                     "footage_id": fid,
                     "clip_id": members[0]["clip"],
-                    "kind": records.ENTRY,
+                    "kind": record_compression.ENTRY,
                     "start_ts": min(m["start"] for m in members),
                     "end_ts": max(m["end"] for m in members),
-                    "builder": records.BUILDER,
+                    "builder": record_compression.BUILDER,
                     "meta": meta,
                     "text": "; ".join(dict.fromkeys(m["text"] for m in members)),
                 }
             )
             for m in members:
                 e["rows"][m["record"]]["parent_id"] = e["rows"][m["record"]]["meta"]["entry"] = uid
-            for space, key in ((records.OBJECT_SPACE, "object"), (records.ACTION_SPACE, "action")):
+            for space, key in ((record_compression.OBJECT_SPACE, "object"), (record_compression.ACTION_SPACE, "action")):
                 ids, vectors = self.vectors.setdefault(space, ([], []))
                 ids.append(uid)
                 vectors.append([normalise(e[key])[0]])
@@ -676,7 +680,7 @@ class FootageWriter:
             [
                 {
                     "footage_id": fid,
-                    "builder": records.BUILDER,
+                    "builder": record_compression.BUILDER,
                     "last_idx": last,
                     "batches": -(-len(clips) // 12),
                     "state": to_bytes(comp.history_matrix()),
@@ -835,8 +839,8 @@ def spaces() -> list[str]:
         "caption",
         "transcript",
         "subchunk",
-        records.OBJECT_SPACE,
-        records.ACTION_SPACE,
+        record_compression.OBJECT_SPACE,
+        record_compression.ACTION_SPACE,
         *(atomic.space(v) for v in atomic.VIEWS),
     ]
 

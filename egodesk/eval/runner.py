@@ -106,7 +106,7 @@ def build_llm_memories(
     cached library: a later run adds only what is missing. Returns per memory its footage count,
     clips built now and seconds."""
     from egodesk.memory.atomic import build_atomic
-    from egodesk.memory.records import build_records
+    from egodesk.memory.record_compression import build_records
 
     builders = {"records": build_records, "atomic": build_atomic}
     with store.session() as s:

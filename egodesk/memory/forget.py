@@ -8,8 +8,8 @@ its thumbnails on disk. The SQLite part is one transaction; thumbnails are delet
 
 A range forget deletes the interaction records in the range, not the consolidated entries they were
 merged into: those also hold records from outside it. The footage's record stream is then replayed
-without the forgotten records (`records.recompress`), so no entry, prototype sum or carried-over
-history keeps a trace of them.
+without the forgotten records (`record_compression.recompress`), so no entry, prototype sum or
+carried-over history keeps a trace of them.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 
 from egodesk.core.paths import LibraryPaths
 from egodesk.core.settings import Settings
-from egodesk.memory import records
+from egodesk.memory import record_compression
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.schema import Caption, Clip, Footage, Keyframe, TranscriptSegment, Unit
 from egodesk.memory.store import Store
@@ -79,10 +79,12 @@ def forget(
             for first in range(0, len(unit_ids), _CHUNK):
                 s.execute(delete(Unit).where(Unit.id.in_(unit_ids[first : first + _CHUNK])))
             # Before the clips go: an entry belongs to its first member's clip, and would cascade to all its members.
-            if s.scalar(select(Unit.id).where(Unit.footage_id == footage_id, Unit.builder == records.BUILDER).limit(1)):
+            if s.scalar(
+                select(Unit.id).where(Unit.footage_id == footage_id, Unit.builder == record_compression.BUILDER).limit(1)
+            ):
                 if embedder is None:
                     raise ValueError("forgetting a time range of a footage with interaction records needs the embedder")
-                records.recompress(s, index_manager, embedder, footage_id, settings or Settings())
+                record_compression.recompress(s, index_manager, embedder, footage_id, settings or Settings())
             # Clips cascade to their keyframes, captions, segments and units; then what overlaps on its own.
             s.execute(delete(Clip).where(*in_range))
             for table in (Caption, TranscriptSegment):
@@ -120,7 +122,7 @@ def _units_to_forget(s: Session, footage_id: int, window: tuple[float, float] | 
     if window is not None:
         lo, hi = window
         clips = select(Clip.id).where(Clip.footage_id == footage_id, *_overlap(Clip, lo, hi))
-        query = query.where(or_(Unit.clip_id.in_(clips), and_(*_overlap(Unit, lo, hi))), Unit.kind != records.ENTRY)
+        query = query.where(or_(Unit.clip_id.in_(clips), and_(*_overlap(Unit, lo, hi))), Unit.kind != record_compression.ENTRY)
     found = set(s.scalars(query))
     frontier = sorted(found)
     while frontier:

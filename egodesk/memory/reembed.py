@@ -10,7 +10,7 @@ from SQLite. Spaces of other models (visual features) are left alone.
 
 What a unit's vector embeds: its text, except in the interaction-record spaces, where a record holds
 the embedding of its object / action and a memory entry the normalised sum of its members' vectors
-(as `records._compress` makes them). The records' compression state (event prototypes, history) stays
+(as `record_compression._compress` makes them). The records' compression state (event prototypes, history) stays
 that of the old embedder: it only matters to a records build left unfinished across the change.
 """
 
@@ -24,8 +24,8 @@ from sqlalchemy import delete, func, select, update
 
 from egodesk.core.types import Progress
 from egodesk.memory.indices import IndexManager
+from egodesk.memory.record_compression import ACTION_SPACE, ENTRY, OBJECT_SPACE
 from egodesk.memory.record_tables import MemoryEntryState, to_bytes
-from egodesk.memory.records import ACTION_SPACE, ENTRY, OBJECT_SPACE
 from egodesk.memory.store import IndexInfo, Store, Unit, Vector
 from egodesk.memory.vectors import load_vectors, normalise
 from egodesk.perception.embedder import ROLE_OF_MODEL_ID

@@ -6,7 +6,7 @@ from hnswlib's per-element layout when the files are not at hand). Per minute of
 parent-retrieval paper's memory-footprint measure (66 KB/min for its textual memory).
 
 `footage_summary` adds, per footage and in total, how the interaction-record memory grew (raw records
-extracted, kept ones, consolidated entries, prototypes: `records.growth_report`) and the atomic
+extracted, kept ones, consolidated entries, prototypes: `record_compression.growth_report`) and the atomic
 statements per view.
 """
 
@@ -20,7 +20,7 @@ from sqlalchemy.types import LargeBinary, Text
 
 from egodesk.memory import atomic
 from egodesk.memory.indexfile import M
-from egodesk.memory.records import growth_report
+from egodesk.memory.record_compression import growth_report
 from egodesk.memory.schema import Footage, IndexInfo, Unit, Vector
 from egodesk.memory.store import Store
 

@@ -35,7 +35,7 @@ def run_visual(ctx: StageContext) -> None:
 
 
 def run_records(ctx: StageContext) -> None:
-    from egodesk.memory.records import BUILDER, build_records
+    from egodesk.memory.record_compression import BUILDER, build_records
 
     _run_llm_builder(ctx, "memory-records", ctx.engines.settings.memory_records, build_records, BUILDER)
 

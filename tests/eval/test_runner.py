@@ -191,7 +191,7 @@ def test_llm_memories_are_built_for_the_questions_sources_only(bench, tmp_path, 
     rest; the records strategy then answers from them, and a second run builds nothing again."""
     from sqlalchemy import func, select
 
-    from egodesk.memory.records import RECORD
+    from egodesk.memory.record_compression import RECORD
     from egodesk.memory.store import Footage, Store, Unit
     from tests.memory.test_forget_records import NarrationReader
 

@@ -18,8 +18,8 @@ from egodesk.core.settings import Settings
 from egodesk.core.timeutil import to_ts
 from egodesk.memory.forget import forget
 from egodesk.memory.indices import IndexManager
+from egodesk.memory.record_compression import ACTION_SPACE, ENTRY, OBJECT_SPACE, RECORD, build_records
 from egodesk.memory.record_tables import BuildProgress, EventPrototype, MemoryEntryState, from_bytes
-from egodesk.memory.records import ACTION_SPACE, ENTRY, OBJECT_SPACE, RECORD, build_records
 from egodesk.memory.store import Store, Unit, Vector
 from tests.memory.conftest import narrated_day
 

@@ -12,7 +12,7 @@ from egodesk.core.settings import Settings
 from egodesk.memory.atomic import build_atomic
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.parent_child import build_parent_child
-from egodesk.memory.records import build_records
+from egodesk.memory.record_compression import build_records
 from egodesk.memory.stats import footage_summary, memory_stats
 from egodesk.memory.visual import build_visual
 from egodesk.pipeline.library import Library

@@ -8,17 +8,12 @@ from sqlalchemy import func, select
 from egodesk.core.settings import Settings
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.llm_batches import ClipText
+from egodesk.memory.record_compression import ACTION_SPACE, ENTRY, OBJECT_SPACE, RECORD, build_records, growth_report
 from egodesk.memory.record_tables import BuildProgress, EventPrototype, MemoryEntryState
 from egodesk.memory.records import (
-    ACTION_SPACE,
-    ENTRY,
-    OBJECT_SPACE,
-    RECORD,
     TOKENS_PER_CLIP,
     TOKENS_PER_SPOKEN_CLIP,
-    build_records,
     extract_records,
-    growth_report,
     parse_records,
     record_budget,
     record_messages,

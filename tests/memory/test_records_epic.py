@@ -18,7 +18,7 @@ from sqlalchemy import select
 
 from egodesk.core.settings import Settings
 from egodesk.memory.indices import IndexManager
-from egodesk.memory.records import RECORD, build_records, growth_report
+from egodesk.memory.record_compression import RECORD, build_records, growth_report
 from egodesk.memory.store import Caption, Unit
 from egodesk.perception.embedder import make_embedder
 from egodesk.perception.llm import make_llm

@@ -12,8 +12,8 @@ from sqlalchemy import select
 
 from egodesk.core.settings import Settings
 from egodesk.memory.indices import IndexManager
+from egodesk.memory.record_compression import build_records
 from egodesk.memory.record_tables import BuildProgress, EventPrototype, MemoryEntryState
-from egodesk.memory.records import build_records
 from egodesk.memory.store import Store, Unit, Vector
 from egodesk.perception.embedder import make_embedder
 from egodesk.perception.llm import make_llm

@@ -14,8 +14,8 @@ import egodesk.memory.reembed as reembed_module
 from egodesk.core.types import Progress
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.parent_child import build_parent_child
+from egodesk.memory.record_compression import ACTION_SPACE, ENTRY, OBJECT_SPACE
 from egodesk.memory.record_tables import MemoryEntryState, from_bytes
-from egodesk.memory.records import ACTION_SPACE, ENTRY, OBJECT_SPACE
 from egodesk.memory.reembed import SHADOW, library_model, library_role, reembed, stale_spaces
 from egodesk.memory.store import IndexInfo, Unit
 from egodesk.memory.vectors import load_vectors, normalise

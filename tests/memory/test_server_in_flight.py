@@ -16,8 +16,8 @@ from sqlalchemy import func, select
 
 from egodesk.core.settings import Settings
 from egodesk.memory.indices import IndexManager
+from egodesk.memory.record_compression import BUILDER, RECORD, build_records
 from egodesk.memory.record_tables import BuildProgress
-from egodesk.memory.records import BUILDER, RECORD, build_records
 from egodesk.memory.store import Store, Unit
 from egodesk.perception.llm import LLMError, ServerLLM
 from tests.faults.harness import FakeLLMServer
