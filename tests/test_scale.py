@@ -151,6 +151,7 @@ def test_the_main_window_opens_the_library_in_under_3_s(qtbot, scale_library):
     qtbot.addWidget(window)
     window.show()
     qtbot.waitExposed(window)
+    qtbot.waitUntil(lambda: window.reads.idle, timeout=GUI_OPEN_S * 1000)
     tree = window.library_panel.tree
     listed = sum(tree.topLevelItem(i).childCount() for i in range(tree.topLevelItemCount()))
     elapsed = time.perf_counter() - started
@@ -161,6 +162,7 @@ def test_the_main_window_opens_the_library_in_under_3_s(qtbot, scale_library):
         newest = max(window.view.footage.values(), key=lambda f: f.start)
         began = time.perf_counter()
         assert window.view.open_footage(newest.id)  # its file is absent: the timeline and memory still show
+        qtbot.waitUntil(lambda: window.reads.idle and bool(window.view.clips))
         print(
             f"opened a {newest.duration / 3600:.1f} h footage ({len(window.view.clips)} clips) in {time.perf_counter() - began:.2f} s"
         )

@@ -65,6 +65,7 @@ class Evidence:
     ranks: dict[str, int] = field(default_factory=dict)
     scores: dict[str, float] = field(default_factory=dict)
     offset: float | None = None  # seconds into the footage file, when there is one
+    keyframe: str = ""  # an image of the moment (the first keyframe of the clip it starts in), when there is one
     # The strategy pinpointed this as the moment the question asks about ("the last time I ...", that
     # time and what came right after); when any unit is pinpointed, the answer rests on those alone.
     pinpointed: bool = False

@@ -1,11 +1,11 @@
 """The centre of the window: the player over the timeline, kept in step with each other and with the
 memory browser. Knows which footage is open and maps between absolute time (timeline, evidence,
-memories) and seconds into the file (player)."""
+memories) and seconds into the file (player). Its library reads (a footage's clips, the memories of the
+moment under the playhead) run off the GUI thread (`Reads`)."""
 
 from __future__ import annotations
 
 import bisect
-import logging
 from pathlib import Path
 from typing import Any
 
@@ -16,23 +16,22 @@ from egodesk.core.types import Answer, Evidence
 from egodesk.gui.formatting import day_of, day_start, elide
 from egodesk.gui.memory_browser import MemoryBrowser
 from egodesk.gui.player import Player
+from egodesk.gui.reads import Reads
 from egodesk.gui.timeline import Span, TimelinePanel
-
-log = logging.getLogger(__name__)
 
 
 class FootageView(QWidget):
     message = Signal(str)  # for the status bar
     loop_dismissed = Signal()
 
-    def __init__(self, library: Any, memory: MemoryBrowser, parent: QWidget | None = None):
+    def __init__(self, library: Any, memory: MemoryBrowser, reads: Reads, parent: QWidget | None = None):
         super().__init__(parent)
-        self.library, self.memory = library, memory
+        self.library, self.memory, self.reads = library, memory, reads
         self.footage: dict[int, Any] = {}
         self.current: Any = None
         self.clips: list[Any] = []
         self._clip_starts: list[float] = []
-        self._text_playhead: float | None = None
+        self._moment_asked: tuple[int, int] | None = None  # the clip whose memories are being read
         self.player = Player(self)
         self.timeline_panel = TimelinePanel(self)
         self.timeline = self.timeline_panel.timeline
@@ -65,14 +64,6 @@ class FootageView(QWidget):
             else:
                 self.close_footage("That footage was forgotten.")
 
-    def clips_of(self, footage_id: int) -> list[Any]:
-        try:
-            return self.library.clips(footage_id)
-        except Exception as exc:  # a read failing must not take the window down
-            log.info("reading clips of footage %s failed", footage_id, exc_info=True)
-            self.message.emit(f"Could not read the clips of this footage: {exc}")
-            return []
-
     def open_footage(self, footage_id: int, at: float | None = None, play: bool = False) -> bool:
         """Open a footage, optionally at `at` seconds into it. False when it is not in the library."""
         footage = self.footage.get(footage_id)
@@ -100,7 +91,7 @@ class FootageView(QWidget):
 
     def close_footage(self, why: str = "") -> None:
         self.current = None
-        self.clips, self._clip_starts = [], []
+        self.clips, self._clip_starts, self._moment_asked = [], [], None
         self.player.show_message(why or "Open a footage from the library.")
         for lane in ("Footage", "Clips", "Speech"):
             self.timeline.set_lane(lane, [])
@@ -109,10 +100,20 @@ class FootageView(QWidget):
 
     def _load_lanes(self) -> None:
         footage = self.current
-        self.clips = self.clips_of(footage.id)
-        self._clip_starts = [c.start for c in self.clips]
         same_day = [f for f in self.footage.values() if day_of(f.start) == day_of(footage.start)]
         self.timeline.set_lane("Footage", [Span(f.start, f.start + f.duration, f.title, f.id) for f in same_day])
+        self.reads.read(
+            "clips",
+            lambda: self.library.clips(footage.id),
+            lambda clips: self._show_clips(footage.id, clips),
+            lambda exc: self.message.emit(f"Could not read the clips of this footage: {exc}"),
+        )
+
+    def _show_clips(self, footage_id: int, clips: list[Any]) -> None:
+        footage = self.current
+        if footage is None or footage.id != footage_id:
+            return
+        self.clips, self._clip_starts = clips, [c.start for c in clips]
         self.timeline.set_lane(
             "Clips", [Span(c.start, c.end, elide(c.caption, 200) or f"clip {c.idx + 1}", footage.id) for c in self.clips]
         )
@@ -124,7 +125,9 @@ class FootageView(QWidget):
                 for s, e, speaker, text in c.transcript
             ],
         )
-        self.memory.key = None
+        self.memory.key = self._moment_asked = None
+        if self.timeline.playhead is not None:
+            self._set_playhead(self.timeline.playhead)
 
     # -- time --------------------------------------------------------------------------------------
 
@@ -153,15 +156,22 @@ class FootageView(QWidget):
             return
         clip = self.clips[i]
         key = (footage.id, clip.idx)
-        if key == self.memory.key:
+        if key in (self.memory.key, self._moment_asked):
             return
-        try:
-            memory = self.library.memory_at(footage.id, ts - footage.start)
-        except Exception as exc:  # a read failing must not take the window down
-            log.info("memory_at(%s, %.1f) failed", footage.id, ts - footage.start, exc_info=True)
-            self.message.emit(f"Could not read the memories of this moment: {exc}")
-            return
-        self.memory.show_memory(memory, key)
+        self._moment_asked = key
+        offset = ts - footage.start
+        self.reads.read(
+            "moment", lambda: self.library.memory_at(footage.id, offset), lambda m: self._show_moment(m, key), self._moment_failed
+        )
+
+    def _show_moment(self, memory: Any, key: tuple[int, int]) -> None:
+        self._moment_asked = None
+        if self.current is not None and self.current.id == key[0]:  # not a footage closed meanwhile
+            self.memory.show_memory(memory, key)
+
+    def _moment_failed(self, exc: Exception) -> None:
+        self._moment_asked = None
+        self.message.emit(f"Could not read the memories of this moment: {exc}")
 
     # -- evidence ----------------------------------------------------------------------------------
 

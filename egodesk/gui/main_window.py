@@ -1,11 +1,13 @@
 """The main window: library (left), player and timeline (centre), ask and memory (right), activity
-(bottom). It wires the views together, runs long work through the one task runner, and remembers its
-layout in the library folder (so each library keeps its own layout and question history)."""
+(bottom). It wires the views together, runs long work through the one task runner, reads the library
+off the GUI thread (`Reads`), and remembers its layout in the library folder (so each library keeps its
+own layout and question history)."""
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,9 +29,11 @@ from egodesk.gui.import_dialog import VIDEO_FILTER, ImportDialog
 from egodesk.gui.library_panel import LibraryPanel
 from egodesk.gui.memory_browser import MemoryBrowser
 from egodesk.gui.model_manager import ModelManager
+from egodesk.gui.reads import Reads
 from egodesk.gui.settings_dialog import SettingsDialog
 from egodesk.gui.tasks import Task, TaskRunner
 from egodesk.gui.widgets import icon
+from egodesk.retrieval.registry import strategy_names
 
 if TYPE_CHECKING:
     from egodesk.pipeline.ingest import AddReport
@@ -43,6 +47,7 @@ REFRESH_MS = 600
 
 class MainWindow(QMainWindow):
     library_switch_requested = Signal(object)  # Path: the app opens a window on that library
+    library_refreshed = Signal()  # the views show the footage list just read
 
     def __init__(self, library: Library | None = None, runner: TaskRunner | None = None):
         super().__init__()
@@ -61,8 +66,9 @@ class MainWindow(QMainWindow):
         self.resize(1360, 860)
         self.setAcceptDrops(True)
 
+        self.reads = Reads(self)
         self.memory = MemoryBrowser(self)
-        self.view = FootageView(library, self.memory, self)
+        self.view = FootageView(library, self.memory, self.reads, self)
         self.player, self.timeline = self.view.player, self.view.timeline
         self.setCentralWidget(self.view)
         self.library_panel = LibraryPanel(self)
@@ -144,16 +150,20 @@ class MainWindow(QMainWindow):
 
     # -- library -----------------------------------------------------------------------------------
 
-    def refresh_library(self) -> None:
-        try:
-            footage = self.library.footage()
-        except Exception as exc:  # a read failing must not take the window down
-            log.info("reading the library failed", exc_info=True)
-            self.statusBar().showMessage(f"Could not read the library: {exc}", 8000)
-            return
+    def refresh_library(self, then: Callable[[], None] | None = None) -> None:
+        """Read the footage list (off the GUI thread), show it, then call `then`."""
+        self.reads.read("footage", self.library.footage, lambda footage: self._show_library(footage, then), self._library_unread)
+
+    def _show_library(self, footage: list, then: Callable[[], None] | None) -> None:
         self.library_panel.set_footage(footage)
         self.view.set_footage(footage)
         self._update_activity()
+        self.library_refreshed.emit()
+        if then is not None:
+            then()
+
+    def _library_unread(self, exc: Exception) -> None:
+        self.statusBar().showMessage(f"Could not read the library: {exc}", 8000)
 
     def schedule_refresh(self) -> None:
         if not self._refresh_timer.isActive():
@@ -161,20 +171,17 @@ class MainWindow(QMainWindow):
 
     def footage_title(self, footage_id: int) -> str:
         footage = self.view.footage.get(footage_id)
-        if footage is None:
-            self.refresh_library()
-            footage = self.view.footage.get(footage_id)
-        return footage.title if footage else f"footage {footage_id}"
+        if footage is None:  # new since the last read: its title shows once the list is read again
+            self.schedule_refresh()
+            return f"footage {footage_id}"
+        return footage.title
 
     def thumbnail_for(self, evidence: Evidence) -> Path | None:
-        """The keyframe of the clip the evidence starts in, else the footage's thumbnail."""
+        """The evidence's keyframe, else its footage's thumbnail."""
+        if evidence.keyframe:
+            return Path(evidence.keyframe)
         footage = self.view.footage.get(evidence.footage_id)
-        if footage is None:
-            return None
-        for clip in self.view.clips_of(footage.id) if footage.kind == "video" else []:
-            if clip.start <= evidence.start < clip.end and clip.thumbnails:
-                return clip.thumbnails[0]
-        return footage.thumbnail
+        return footage.thumbnail if footage else None
 
     # -- import ------------------------------------------------------------------------------------
 
@@ -262,7 +269,9 @@ class MainWindow(QMainWindow):
         self.refresh_library()
 
     def _import_done(self, _outcome: dict) -> None:
-        self.refresh_library()
+        self.refresh_library(then=self._report_import)
+
+    def _report_import(self) -> None:
         failed = sum(1 for f in self.view.footage.values() if f.state == "failed")
         self.statusBar().showMessage(
             f"Import finished; {failed} footage failed to index (see Activity)." if failed else "Import finished.", 8000
@@ -340,8 +349,6 @@ class MainWindow(QMainWindow):
     # -- dialogs -----------------------------------------------------------------------------------
 
     def open_settings(self) -> SettingsDialog:
-        from egodesk.retrieval.registry import strategy_names
-
         dialog = SettingsDialog(
             self.library.settings, self, choices={"strategy": strategy_names()}, data_folder=self.library.paths.root
         )
@@ -400,6 +407,8 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.runner.cancel_all()  # end the workers without waiting on them
+        self._refresh_timer.stop()
+        self.reads.close()
         self.player.retire()  # the engine's threads end now, not in a destructor holding the GIL
         self.save_layout()
         event.accept()

@@ -19,11 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import and_, or_, select
 
 from egodesk.core.timeutil import day_label, from_ts, to_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
-from egodesk.memory.store import Footage
+from egodesk.memory.schema import Clip, Footage, Keyframe
 from egodesk.perception.llm import TextSink
 from egodesk.reasoning.answerer import answer_question, prompt_head
 from egodesk.reasoning.facts import attach_facts
@@ -208,9 +208,10 @@ def ask(
     on_text: TextSink | None = None,
 ) -> Answer:
     """Answer `question` from the library. Pass a long-lived `memory` (the app does) to keep its caches
-    between questions. Evidence carries offsets into its footage file so a player can seek to it."""
+    between questions. Evidence carries its offset into its footage file (for a player to seek to) and
+    its keyframe."""
     found = retrieve(memory, question, options, asked_at, strategy, k, sources, count_tokens=llm.count_tokens)
-    set_offsets(memory, found.evidence)
+    place(memory, found.evidence)
     if on_evidence is not None:
         on_evidence(found.evidence)
     out = answer(memory, llm, found, question, options, on_text)
@@ -308,12 +309,31 @@ def describe(window: TimeWindow) -> str:
     return f"{window.label} ({span})" if window.label else span
 
 
-def set_offsets(memory: Memory, evidence: list[Evidence]) -> None:
-    """Seconds into the footage file, for the player to seek to."""
+def place(memory: Memory, evidence: list[Evidence]) -> None:
+    """Where each piece of evidence is: seconds into its footage file (for the player to seek to) and
+    the keyframe of the clip it starts in (for its chip: the window reads nothing to show it)."""
     starts = memory.cached("footage-starts", lambda: _footage_starts(memory))
     for ev in evidence:
         if ev.footage_id in starts:
             ev.offset = ev.start - starts[ev.footage_id]
+    if not evidence:
+        return
+    holds_start = or_(
+        *(and_(Clip.footage_id == ev.footage_id, Clip.start_ts <= ev.start, Clip.end_ts > ev.start) for ev in evidence)
+    )
+    query = (
+        select(Clip.footage_id, Clip.start_ts, Clip.end_ts, Keyframe.thumb_path)
+        .join(Keyframe, Keyframe.clip_id == Clip.id)
+        .where(holds_start, Keyframe.thumb_path != "")
+        .order_by(Keyframe.idx)
+    )
+    with memory.store.session() as s:
+        frames = s.execute(query).all()
+    for ev in evidence:
+        for footage_id, start, end, path in frames:
+            if footage_id == ev.footage_id and start <= ev.start < end:
+                ev.keyframe = path
+                break
 
 
 def _footage_starts(memory: Memory) -> dict[int, float]:

@@ -38,5 +38,6 @@ def window(qtbot, video_library):
     qtbot.addWidget(win)
     win.show()
     qtbot.waitExposed(win)
+    qtbot.waitUntil(lambda: win.reads.idle)  # the footage list is read off the GUI thread
     yield win
     win.close()

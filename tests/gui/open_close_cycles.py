@@ -28,7 +28,8 @@ def main(library: Path, cycles: int, wait_ms: int) -> None:
     for cycle in range(cycles):
         window = MainWindow(lib)
         window.show()
-        run_events(20)
+        while not window.view.footage:  # read off the GUI thread
+            run_events(20)
         (footage,) = window.view.footage.values()
         window.view.open_footage(footage.id, play=cycle % 2 == 1)
         run_events(wait_ms)

@@ -26,6 +26,7 @@ def test_main_window_opens_on_an_empty_library(qtbot, library, qapp):
     qtbot.addWidget(window)
     window.show()
     qtbot.waitExposed(window)
+    qtbot.waitUntil(lambda: window.reads.idle)
     assert "egodesk" in window.windowTitle()
     assert window.library.paths.root == library.resolve()
     assert window.library_panel.tree.topLevelItem(0).text(0).startswith("Nothing here yet")

@@ -224,7 +224,8 @@ def test_forgetting_a_footage_removes_it_from_the_window(qtbot, window):
     with qtbot.waitSignal(task.finished, timeout=WAIT_MS):
         pass
     assert task.state == "done", task.error
-    assert window.view.footage == {} and window.view.current is None
+    qtbot.waitUntil(lambda: window.view.footage == {})  # the window reads the library again, off its thread
+    assert window.view.current is None
     assert window.library.footage() == []
     assert window.library_panel.tree.topLevelItem(0).text(0).startswith("Nothing here yet")
 
