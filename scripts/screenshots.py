@@ -73,7 +73,7 @@ async def script(window, out: Path, samples: list[Path]) -> None:
         print(f"answer: {answer.text!r} (abstained={answer.abstained}, {len(answer.evidence)} evidence)", flush=True)
         chip = window.ask_panel.findChild(EvidenceChip, chip_name(0))
         if chip is not None:
-            window.ask_panel.activate(0)
+            window.selection.select(0)
     await asyncio.sleep(2.5)
     grab(window, out / "main-window-answer.png")
 

@@ -3,7 +3,8 @@ evidence as clickable chips, the retrieval inspector and this library's question
 
 Asking runs `ops.ask` through the task runner (the LLM works in a worker process); the panel only
 shows what comes back, as it comes: the moments found first (by relevance), then the answer's words
-as the model writes them, then the checked answer with its cited moments first. Starting to type a
+as the model writes them, then the checked answer with its cited moments first. The moments go to the
+window's shared `Selection`, which the chips follow (a click picks one). Starting to type a
 question gets the model ready (`ops.prepare_to_answer`), so the first answer costs what a follow-up
 does. An empty question never starts anything: the panel says what is missing.
 """
@@ -37,6 +38,7 @@ from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.gui import ops
 from egodesk.gui.evidence import EvidenceChip, Inspector
 from egodesk.gui.formatting import fmt_moment
+from egodesk.gui.selection import Selection
 from egodesk.gui.tasks import Task, TaskRunner
 from egodesk.gui.widgets import Section, message_label, show_message
 
@@ -46,7 +48,6 @@ HISTORY_MAX = 50
 
 class AskPanel(QWidget):
     answer_ready = Signal(object)  # Answer
-    evidence_activated = Signal(int, object)  # index, Evidence
     asking_changed = Signal(bool)
 
     def __init__(
@@ -54,13 +55,14 @@ class AskPanel(QWidget):
         runner: TaskRunner,
         library_root: str,
         settings: QSettings,
+        selection: Selection,
         thumbnail_for: Callable[[Evidence], Path | None],
         parent: QWidget | None = None,
     ):
         super().__init__(parent)
         self.setObjectName("ask-panel")
         self.runner, self.library_root, self.store = runner, library_root, settings
-        self.thumbnail_for = thumbnail_for
+        self.selection, self.thumbnail_for = selection, thumbnail_for
         self.answer: Answer | None = None
         self.chips: list[EvidenceChip] = []
         self.task: Task | None = None
@@ -154,6 +156,8 @@ class AskPanel(QWidget):
         self.history_section = Section("History", self.history)
         layout.addWidget(self.history_section)
         self._load_history()
+        selection.shown.connect(self._show_chips)
+        selection.picked.connect(self._mark_picked)
 
     # -- asking ----------------------------------------------------------------------------------
 
@@ -216,7 +220,7 @@ class AskPanel(QWidget):
         """Part of the answer before the end: the moments found, or the next words of the answer."""
         kind, value = message
         if kind == "evidence":
-            self._show_evidence(value, set(), f"Moments found ({len(value)}), by relevance")
+            self.selection.show(value)
         elif kind == "text":
             if self.first_words_s is None:
                 self.first_words_s = time.monotonic() - self._asked_at
@@ -230,8 +234,9 @@ class AskPanel(QWidget):
         self.present(answer)
 
     def present(self, answer: Answer) -> None:
-        """An answer arrived: show it, keep it in the history, tell the window (timeline markers)."""
+        """An answer arrived: show it and its moments, keep it in the history."""
         self.show_answer(answer)
+        self.selection.show(answer.evidence, answer)
         self._remember(answer)
         self.answer_ready.emit(answer)
 
@@ -261,11 +266,12 @@ class AskPanel(QWidget):
     # -- showing an answer -----------------------------------------------------------------------
 
     def show_answer(self, answer: Answer | None) -> None:
+        """The answer's text and the inspector (its moments come through the selection)."""
         self.answer = answer
         self.inspector.show_answer(answer)
         self.hint.setVisible(answer is None and not self.cancel_button.isVisibleTo(self))
         if answer is None:
-            self._show_evidence([], set(), "")
+            self.selection.show([])
             self.answer_label.hide()
             return
         self.answer_label.setProperty("abstained", answer.abstained)
@@ -282,15 +288,17 @@ class AskPanel(QWidget):
                 "the moments shown do not support them.)</i>"
             )
         self.answer_label.show()
-        title = (
-            "Moments looked at (none supports an answer)"
-            if answer.abstained
-            else f"Evidence ({len(answer.evidence)} moments, ★ = cited)"
-        )
-        self._show_evidence(answer.evidence, set(answer.cited), title)
 
-    def _show_evidence(self, evidence: list[Evidence], cited: set[int], title: str) -> None:
-        """Chips for these moments, in this order (the time-order toggle rearranges them)."""
+    def _show_chips(self) -> None:
+        """Chips for the selection's moments, in its order (the time-order toggle rearranges them)."""
+        evidence, answer = self.selection.evidence, self.selection.answer
+        cited = set(answer.cited) if answer else set()
+        if answer is None:
+            title = f"Moments found ({len(evidence)}), by relevance"
+        elif answer.abstained:
+            title = "Moments looked at (none supports an answer)"
+        else:
+            title = f"Evidence ({len(evidence)} moments, ★ = cited)"
         for chip in self.chips:
             chip.deleteLater()
         self.chips = []
@@ -299,7 +307,7 @@ class AskPanel(QWidget):
         self.time_order.setVisible(len(evidence) > 1)
         for i, ev in enumerate(evidence):
             chip = EvidenceChip(i, ev, self.thumbnail_for(ev), ev.unit_id in cited, self.chip_box)
-            chip.clicked.connect(self.activate)
+            chip.clicked.connect(self.selection.select)
             self.chips.append(chip)
         self._arrange_chips()
 
@@ -310,18 +318,9 @@ class AskPanel(QWidget):
             self.chip_layout.removeWidget(chip)
             self.chip_layout.insertWidget(self.chip_layout.count() - 1, chip)
 
-    def activate(self, index: int) -> None:
-        """Select chip `index` and ask the window to play its moment (chips work while the answer is written)."""
-        chip = next((c for c in self.chips if c.index == index), None)
-        if chip is None:
-            return
-        for other in self.chips:
-            other.set_selected(other is chip)
-        self.evidence_activated.emit(index, chip.evidence)
-
-    def clear_selection(self) -> None:
+    def _mark_picked(self, index: int | None) -> None:
         for chip in self.chips:
-            chip.set_selected(False)
+            chip.set_selected(chip.index == index)
 
     # -- history (per library: the QSettings file lives in the library folder) ------------------
 

@@ -1,6 +1,7 @@
 """The centre of the window: the player over the timeline, kept in step with each other and with the
 memory browser. Knows which footage is open and maps between absolute time (timeline, evidence,
-memories) and seconds into the file (player). Its library reads (a footage's clips, the memories of the
+memories) and seconds into the file (player). It follows the window's `Selection`: the moments on
+show are marked on the timeline, and the one picked plays in a loop. Its library reads (a footage's clips, the memories of the
 moment under the playhead) run off the GUI thread (`Reads`)."""
 
 from __future__ import annotations
@@ -12,21 +13,21 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
-from egodesk.core.types import Answer, Evidence
+from egodesk.core.types import Evidence
 from egodesk.gui.formatting import day_of, day_start, elide
 from egodesk.gui.memory_browser import MemoryBrowser
 from egodesk.gui.player import Player
 from egodesk.gui.reads import Reads
+from egodesk.gui.selection import Selection
 from egodesk.gui.timeline import Span, TimelinePanel
 
 
 class FootageView(QWidget):
     message = Signal(str)  # for the status bar
-    loop_dismissed = Signal()
 
-    def __init__(self, library: Any, memory: MemoryBrowser, reads: Reads, parent: QWidget | None = None):
+    def __init__(self, library: Any, memory: MemoryBrowser, reads: Reads, selection: Selection, parent: QWidget | None = None):
         super().__init__(parent)
-        self.library, self.memory, self.reads = library, memory, reads
+        self.library, self.memory, self.reads, self.selection = library, memory, reads, selection
         self.footage: dict[int, Any] = {}
         self.current: Any = None
         self.clips: list[Any] = []
@@ -51,6 +52,9 @@ class FootageView(QWidget):
         self.player.media_failed.connect(self.message)
         self.timeline.seek_requested.connect(self.seek_to)
         self.memory.seek_requested.connect(self.seek_to)
+        self.timeline.evidence_clicked.connect(selection.select)
+        selection.shown.connect(self._mark_evidence)
+        selection.picked.connect(self._play_picked)
 
     # -- footage ---------------------------------------------------------------------------------
 
@@ -175,16 +179,21 @@ class FootageView(QWidget):
 
     # -- evidence ----------------------------------------------------------------------------------
 
-    def set_answer(self, answer: Answer | None) -> None:
-        """Mark a new answer's evidence; the loop of an earlier answer's moment ends."""
+    def _mark_evidence(self) -> None:
+        """New moments on show: mark them on the timeline; the loop of an earlier moment ends."""
         self.player.clear_loop()
         self.timeline.set_loop(None)
-        spans = (
-            [Span(ev.start, ev.end, f"#{i + 1}", i, elide(ev.text, 300)) for i, ev in enumerate(answer.evidence)]
-            if answer
-            else []
-        )
-        self.timeline.set_evidence(spans)
+        evidence = self.selection.evidence
+        self.timeline.set_evidence([Span(ev.start, ev.end, f"#{i + 1}", i, elide(ev.text, 300)) for i, ev in enumerate(evidence)])
+
+    def _play_picked(self, index: int | None) -> None:
+        evidence = self.selection.picked_evidence
+        if evidence is None:
+            self.player.clear_loop()
+            self.timeline.set_loop(None)
+            self.timeline.highlight_evidence(None)
+        else:
+            self.show_evidence(index, evidence)
 
     def show_evidence(self, index: int, evidence: Evidence) -> bool:
         """Open the evidence's footage at its start (+ half a frame, see Player.seek_moment), loop its
@@ -209,4 +218,4 @@ class FootageView(QWidget):
         if loop is None:
             self.timeline.set_loop(None)
             self.timeline.highlight_evidence(None)
-            self.loop_dismissed.emit()
+            self.selection.select(None)

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMessageBox
 from egodesk import __version__
 from egodesk.core.paths import choose_data_folder
 from egodesk.core.settings import Settings
-from egodesk.core.types import Answer, Evidence, Progress
+from egodesk.core.types import Evidence, Progress
 from egodesk.gui import ops
 from egodesk.gui.activity import ActivityModel, ActivityView
 from egodesk.gui.ask_panel import AskPanel
@@ -30,6 +30,7 @@ from egodesk.gui.library_panel import LibraryPanel
 from egodesk.gui.memory_browser import MemoryBrowser
 from egodesk.gui.model_manager import ModelManager
 from egodesk.gui.reads import Reads
+from egodesk.gui.selection import Selection
 from egodesk.gui.settings_dialog import SettingsDialog
 from egodesk.gui.tasks import Task, TaskRunner
 from egodesk.gui.widgets import icon
@@ -67,12 +68,13 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
 
         self.reads = Reads(self)
+        self.selection = Selection(self)
         self.memory = MemoryBrowser(self)
-        self.view = FootageView(library, self.memory, self.reads, self)
+        self.view = FootageView(library, self.memory, self.reads, self.selection, self)
         self.player, self.timeline = self.view.player, self.view.timeline
         self.setCentralWidget(self.view)
         self.library_panel = LibraryPanel(self)
-        self.ask_panel = AskPanel(self.runner, self.root, self.layout_store, self.thumbnail_for, self)
+        self.ask_panel = AskPanel(self.runner, self.root, self.layout_store, self.selection, self.thumbnail_for, self)
         self.activity_model = ActivityModel(self.footage_title, self)
         self.activity = ActivityView(self.activity_model, self)
         self.activity_views = [self.activity]
@@ -95,10 +97,7 @@ class MainWindow(QMainWindow):
         self.library_panel.import_files_requested.connect(self.choose_files)
         self.library_panel.import_folder_requested.connect(self.choose_folder)
         self.timeline.forget_requested.connect(self.forget)
-        self.timeline.evidence_clicked.connect(self.ask_panel.activate)
-        self.ask_panel.answer_ready.connect(self.view.set_answer)
-        self.ask_panel.evidence_activated.connect(self.show_evidence)
-        self.view.loop_dismissed.connect(self.ask_panel.clear_selection)
+        self.selection.picked.connect(self._select_picked_footage)
         self.view.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.activity.cancel_requested.connect(self.cancel_import)
         self.activity.resume_requested.connect(self.resume_import)
@@ -315,8 +314,9 @@ class MainWindow(QMainWindow):
 
     # -- answers, evidence, forgetting -------------------------------------------------------------
 
-    def show_evidence(self, index: int, evidence: Evidence) -> None:
-        if self.view.show_evidence(index, evidence):
+    def _select_picked_footage(self) -> None:
+        evidence = self.selection.picked_evidence
+        if evidence is not None and evidence.footage_id in self.view.footage:
             self.library_panel.select(evidence.footage_id)
 
     def forget(self, footage_id: int, start: float | None = None, end: float | None = None, confirm: bool = True) -> Task | None:
@@ -342,9 +342,6 @@ class MainWindow(QMainWindow):
             on_success=lambda _r: (self.statusBar().showMessage(f"Forgot {what}.", 6000), self.refresh_library()),
             on_failure=lambda m: self.statusBar().showMessage(f"Could not forget {what}: {m}", 10000),
         )
-
-    def current_answer(self) -> Answer | None:
-        return self.ask_panel.answer
 
     # -- dialogs -----------------------------------------------------------------------------------
 

@@ -147,6 +147,20 @@ def test_clicking_an_evidence_chip_seeks_inside_its_range_and_loops_it(qtbot, wi
     assert player.loop is None and window.timeline.highlighted is None and not chip.property("selected")
 
 
+def test_a_moment_picked_on_the_timeline_is_the_one_picked_in_the_chips(qtbot, window):
+    footage = walk_footage(window)
+    window.view.open_footage(footage.id)
+    window.ask_panel.present(answer_about(footage, [(1.0, 3.0), (6.0, 9.0)]))
+    timeline = window.timeline
+    rect = timeline.span_rect("Evidence", timeline.lanes["Evidence"][1])
+    qtbot.mouseClick(timeline, Qt.MouseButton.LeftButton, pos=rect.center().toPoint())
+    assert window.selection.index == 1  # one hop: the timeline tells the shared selection
+    assert [chip.property("selected") for chip in window.ask_panel.chips] == [False, True]
+    assert timeline.highlighted == 1 and window.player.loop == (6.0, 9.0)
+    window.ask_panel.present(answer_about(footage, [(2.0, 4.0)]))  # a new answer: nothing is picked
+    assert window.selection.index is None and window.player.loop is None and timeline.highlighted is None
+
+
 def test_an_empty_question_gets_a_message_not_a_task(qtbot, window):
     assert window.ask_panel.ask("   ") is None
     message = window.ask_panel.findChild(QLabel, "ask-message")
