@@ -98,6 +98,7 @@ class MainWindow(QMainWindow):
         self.library_panel.import_folder_requested.connect(self.choose_folder)
         self.timeline.forget_requested.connect(self.forget)
         self.selection.picked.connect(self._select_picked_footage)
+        self.runner.changed.connect(self._library_changed)
         self.view.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.activity.cancel_requested.connect(self.cancel_import)
         self.activity.resume_requested.connect(self.resume_import)
@@ -163,6 +164,10 @@ class MainWindow(QMainWindow):
 
     def _library_unread(self, exc: Exception) -> None:
         self.statusBar().showMessage(f"Could not read the library: {exc}", 8000)
+
+    def _library_changed(self, what: frozenset[str]) -> None:
+        if ops.FOOTAGE in what:
+            self.schedule_refresh()
 
     def schedule_refresh(self) -> None:
         if not self._refresh_timer.isActive():
@@ -257,15 +262,12 @@ class MainWindow(QMainWindow):
 
     def _on_import_progress(self, event: Progress) -> None:
         self.activity_model.on_progress(event)
-        if event.message in ("started", "done") or event.message.startswith("failed"):
-            self.schedule_refresh()
 
     def _import_added(self, report: AddReport) -> None:
         """The files are registered: per-file errors and skipped lines of text tracks ("file:line:
         reason") are problems to show now; the new footage appears in the library, waiting."""
         skipped = [tuple(note.split(": ", 1)) if ": " in note else (note, "skipped") for note in report.notes]
         self.activity_model.add_problems(list(report.errors) + skipped)
-        self.refresh_library()
 
     def _import_done(self, _outcome: dict) -> None:
         self.refresh_library(then=self._report_import)
@@ -289,7 +291,6 @@ class MainWindow(QMainWindow):
 
     def _import_finished(self) -> None:
         self.import_task = None
-        self.refresh_library()
         if self._queued:
             queued, self._queued = self._queued, []
             self.import_paths(queued)
@@ -339,7 +340,7 @@ class MainWindow(QMainWindow):
             start,
             end,
             label="Forget",
-            on_success=lambda _r: (self.statusBar().showMessage(f"Forgot {what}.", 6000), self.refresh_library()),
+            on_success=lambda _r: self.statusBar().showMessage(f"Forgot {what}.", 6000),
             on_failure=lambda m: self.statusBar().showMessage(f"Could not forget {what}: {m}", 10000),
         )
 

@@ -1,18 +1,34 @@
 """The ops the window runs in worker processes. No Qt here: each runs in a spawned child.
 
 Every op is `op(ctx, *args)` with `ctx` a `WorkerContext` (progress events, cooperative stop flag),
-opens the library itself from its root folder, and returns plain picklable data.
+opens the library itself from its root folder, and returns plain picklable data. An op that changes
+the library says what (`@changes`); the task runner announces it and the views showing that read it
+again, so no caller refreshes a view by hand.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from egodesk.core.paths import LibraryPaths
 from egodesk.gui.worker import StopRequested, WorkerContext
 
 _OPEN: dict[str, tuple[int, Any]] = {}  # root -> (settings file mtime, Library), in a warm worker
+FOOTAGE = "footage"  # the footage list and what is stored of each (states, clips, memories)
+
+Op = TypeVar("Op", bound=Callable[..., Any])
+
+
+def changes(*what: str) -> Callable[[Op], Op]:
+    """Mark an op as changing `what` (e.g. FOOTAGE): `TaskRunner` announces it as the op goes and ends."""
+
+    def mark(op: Op) -> Op:
+        op.changes = frozenset(what)  # type: ignore[attr-defined]
+        return op
+
+    return mark
 
 
 def _library(root: str):
@@ -34,6 +50,7 @@ def _kept_library(root: str):
     return _OPEN[root][1]
 
 
+@changes(FOOTAGE)
 def import_paths(ctx: WorkerContext, root: str, paths: list[str], resume: bool = False) -> dict[str, int]:
     """Register files and folders, then index everything unfinished through the library's one ingest
     entry point (`Library.process`: the writer lock `egodesk import` takes too; with a worker already
@@ -69,6 +86,7 @@ def prepare_to_answer(ctx: WorkerContext, root: str) -> None:
     _kept_library(root).prepare_to_answer()
 
 
+@changes(FOOTAGE)
 def forget(ctx: WorkerContext, root: str, footage_id: int, start: float | None = None, end: float | None = None) -> None:
     _library(root).forget(footage_id, start, end)
 

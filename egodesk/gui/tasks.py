@@ -211,6 +211,9 @@ class TaskRunner(QObject):
 
     task_started = Signal(object)  # Task
     task_finished = Signal(object)  # Task
+    # What an op changed (its `ops.changes` mark), announced as it reports progress or partial results
+    # and when it ends however it ends (a cancelled import keeps what it finished): views listen here.
+    changed = Signal(object)  # frozenset[str]
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
@@ -244,6 +247,9 @@ class TaskRunner(QObject):
             task.cancelled.connect(on_cancel)
         if on_partial:
             task.partial.connect(on_partial)
+        if what := getattr(op, "changes", frozenset()):
+            for news in (task.progressed, task.partial, task.finished):
+                news.connect(lambda *_: self.changed.emit(what))
         task.finished.connect(lambda: self._finished(task))
         self.tasks.append(task)
         if waits:

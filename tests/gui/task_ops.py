@@ -7,12 +7,18 @@ import os
 import time
 
 from egodesk.core.types import Progress
+from egodesk.gui.ops import FOOTAGE, changes
 
 
 def count(ctx, n: int) -> int:
     for i in range(1, n + 1):
         ctx.progress(Progress("count", i, n, message=f"step {i}"))
     return n * 10
+
+
+@changes(FOOTAGE)
+def count_changing_footage(ctx, n: int) -> int:
+    return count(ctx, n)
 
 
 def fail(ctx, text: str) -> None:

@@ -39,6 +39,15 @@ def test_a_partial_result_arrives_before_the_end(qtbot, runner):
     assert order == [("partial", "registered"), ("result", "registered and done")]
 
 
+def test_what_an_op_changes_is_announced_as_it_goes_and_when_it_ends(qtbot, runner):
+    heard = []
+    runner.changed.connect(heard.append)
+    finish(qtbot, runner.run(task_ops.count_changing_footage, 2, label="change"))
+    assert heard == [frozenset({"footage"})] * 3  # at each of its two progress events and at its end
+    finish(qtbot, runner.run(task_ops.count, 2, label="count"))
+    assert len(heard) == 3  # an op that changes nothing announces nothing
+
+
 def test_result_and_progress_come_back_in_order(qtbot, runner):
     task = runner.run(task_ops.count, 4, label="count")
     seen = outcome(task)
