@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, QUrl, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtMultimedia import QAudioOutput, QMediaDevices, QMediaMetaData, QMediaPlayer, QVideoFrame
 from PySide6.QtMultimediaWidgets import QVideoWidget
@@ -67,6 +67,10 @@ class Player(QWidget):
         self.stack.setObjectName("player-stack")
         self.stack.addWidget(self.placeholder)
         self.stack.addWidget(self.video)
+        # The video surface is made the first time it shows: shown under the placeholder once the window
+        # first shows, that one-off cost is paid at start, not when the first footage opens.
+        self.stack.setCurrentWidget(self.video)
+        self._surface_ready = False
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -146,6 +150,12 @@ class Player(QWidget):
             QShortcut(QKeySequence(key), window, slot)
 
     # -- opening and seeking -------------------------------------------------------------------
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self._surface_ready:
+            self._surface_ready = True
+            QTimer.singleShot(0, lambda: self.path is None and self.stack.setCurrentWidget(self.placeholder))
 
     def open(self, path: Path, at: float | None = None, play: bool = False) -> None:
         """Show a video file, optionally at the moment `at` (seconds); reopening the file only seeks."""

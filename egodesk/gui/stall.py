@@ -24,6 +24,11 @@ class StallMeter(QObject):
         self._timer.start()
         return self
 
+    def exclude(self) -> None:
+        """Do not count the time since the last tick: the caller just did something that is not the app's
+        (a screenshot of the X screen blocks for tens of ms)."""
+        self._clock.restart()
+
     def stop(self) -> int:
         """Stop measuring; returns the longest gap between ticks in milliseconds."""
         self._timer.stop()

@@ -31,6 +31,8 @@ def test_main_window_opens_on_an_empty_library(qtbot, library, qapp):
     assert window.library.paths.root == library.resolve()
     assert window.library_panel.tree.topLevelItem(0).text(0).startswith("Nothing here yet")
     assert window.activity.status.text() == "No import running."
+    player = window.player  # its video surface was made at start, under the placeholder
+    qtbot.waitUntil(lambda: player.stack.currentWidget() is player.placeholder)
     window.close()
     qapp.setStyleSheet("")
 
