@@ -9,9 +9,10 @@ statements about the batch's clips in four views:
 - activity: the immediate goal, participants, object and location (coarse physical behaviour);
 - conversation: participants and a specific topic across captions (coarse spoken interaction).
 What a clip read on screen (OCR) is kept verbatim as an action statement ("I read on screen: ...") when
-no statement of the clip holds it. Each statement is a Unit kind="atomic", view=<view>, spanning the
-clips it cites (clip_id = the first),
-embedded into its view's own index "atomic-<view>". Resumable and idempotent like the records build.
+no statement of the clip holds it. A statement that repeats the words of another clip of its batch far
+more than those of the clips it cites is pointed at that clip (`ground`). Each statement is a Unit
+kind="atomic", view=<view>, spanning the clips it cites (clip_id = the first), embedded into its view's
+own index "atomic-<view>". Resumable and idempotent like the records build.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from sqlalchemy.orm import Session
 
 from egodesk.core.settings import Settings
 from egodesk.core.types import Progress
+from egodesk.core.words import MIN_COVERAGE, cue_words
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.llm_batches import ClipText, embed_documents, halves_of_failed, load_prompt, run_batches
 from egodesk.memory.record_tables import BuildProgress
@@ -37,6 +39,9 @@ VIEWS = ("action", "utterance", "activity", "conversation")
 STATEMENTS_PER_CLIP = 6  # the schema's cap (bounds a looping model's output)
 TOKENS_PER_CLIP = 160
 MAX_CHARS = 160
+# How much more of a statement's words another clip must hold than its cited clips for `ground` to
+# point the statement there: a clear margin, so a statement merely sharing a name or two stays.
+GROUND_MARGIN = 0.3
 
 
 def space(view: str) -> str:
@@ -112,7 +117,26 @@ def parse_statements(data, batch: list[ClipText]) -> list[Statement]:
             continue
         seen.add((item["view"], text.lower()))
         out.append(Statement(item["view"], text, [batch[i - 1] for i in ids]))
-    return out
+    return ground(out, batch)
+
+
+def ground(statements: list[Statement], batch: list[ClipText]) -> list[Statement]:
+    """Point each statement at the clip whose words it repeats when it cites others. A small model now
+    and then cites a neighbour of the clip it speaks of (test day: "Tom says the keys are in the bowl by
+    the kitchen window" cited the clip 15 s before the one that said it), and the moment it then shows
+    is the wrong one. A statement moves only when one clip holds at least half of its words and clearly
+    more of them (GROUND_MARGIN) than any clip it cites."""
+    held = {c.clip_id: cue_words(" ".join([c.caption, *c.speech, *c.screen])) for c in batch}
+    for st in statements:
+        words = cue_words(st.text)
+        if not words:
+            continue
+        share = {clip_id: len(words & clip_words) / len(words) for clip_id, clip_words in held.items()}
+        best = max(batch, key=lambda c: share[c.clip_id])
+        cited = max(share[c.clip_id] for c in st.clips)
+        if best not in st.clips and share[best.clip_id] >= MIN_COVERAGE and share[best.clip_id] >= cited + GROUND_MARGIN:
+            st.clips = [best]
+    return statements
 
 
 def screen_statements(batch: list[ClipText], statements: list[Statement]) -> list[Statement]:

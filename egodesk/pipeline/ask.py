@@ -23,6 +23,7 @@ from sqlalchemy import and_, or_, select
 
 from egodesk.core.timeutil import day_label, from_ts, to_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
+from egodesk.core.words import STOPWORDS, cue_words, lemma
 from egodesk.memory.schema import Clip, Footage, Keyframe
 from egodesk.perception.llm import TextSink
 from egodesk.reasoning.answerer import answer_question, prompt_head
@@ -31,7 +32,6 @@ from egodesk.retrieval.base import Memory, Query
 from egodesk.retrieval.question import QuestionAnalysis
 from egodesk.retrieval.registry import make_strategy
 from egodesk.retrieval.timewindow import TimeWindow
-from egodesk.retrieval.words import STOPWORDS, cue_words, lemma
 
 # A longer question (a pasted text, say) is cut to its start and its end, where the actual question
 # usually is: retrieval reads about what the embedder would (256 word pieces), and the evidence keeps

@@ -38,11 +38,11 @@ from 0.270 to 0.475 on epic-dev, but judging cost 11-18 s a question, about as m
 from __future__ import annotations
 
 from egodesk.core.types import Evidence
+from egodesk.core.words import cue_coverage, cue_words
 from egodesk.retrieval.base import Query, Strategy
 from egodesk.retrieval.context import Context
 from egodesk.retrieval.parent import Flat, Hybrid
 from egodesk.retrieval.timeaware import TimeAware
-from egodesk.retrieval.words import cue_coverage, cue_words
 
 MEMBERS: tuple[type[Strategy], ...] = (Hybrid, Context, Flat, TimeAware)
 WEIGHTS = {"hybrid": 0.0, "context": 2.0, "flat": 1.5, "timeaware": 1.0}

@@ -22,8 +22,8 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
+from egodesk.core.words import lemma
 from egodesk.retrieval.catalog import Catalog
-from egodesk.retrieval.words import lemma
 
 log = logging.getLogger(__name__)
 

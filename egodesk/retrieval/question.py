@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from egodesk.core.timeutil import from_ts
+from egodesk.core.words import IRREGULAR, STOPWORDS, VERBS, lemma
 from egodesk.retrieval.timewindow import MONTHS, WEEKDAYS, PhraseFinder, TimeWindow, resolve_window
-from egodesk.retrieval.words import IRREGULAR, STOPWORDS, VERBS, lemma
 
 RECALLED_SPAN = 28 * 86400  # shorter spans before the footage ("on Monday", "last week") stay windows: no footage then
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from egodesk.core.types import Evidence
+from egodesk.core.words import MIN_COVERAGE, cue_coverage, cue_words
 from egodesk.retrieval.base import Query, Strategy
-from egodesk.retrieval.words import MIN_COVERAGE, cue_coverage, cue_words
 
 OBJECT_SPACE = "record-object"
 ACTION_SPACE = "record-action"

@@ -26,10 +26,10 @@ from __future__ import annotations
 import numpy as np
 
 from egodesk.core.types import Evidence
+from egodesk.core.words import MIN_COVERAGE, cue_coverage, cue_words
 from egodesk.retrieval.base import Memory, Query, Strategy
 from egodesk.retrieval.catalog import PARENT_KINDS, Catalog
 from egodesk.retrieval.question import QuestionAnalysis
-from egodesk.retrieval.words import MIN_COVERAGE, cue_coverage, cue_words
 
 ATOMIC_VIEWS = ("action", "utterance", "activity", "conversation")
 POOL_PER_VIEW = 36

@@ -73,6 +73,27 @@ def test_parse_keeps_valid_statements_with_their_clip_spans():
     ]
 
 
+def test_a_statement_is_pointed_at_the_clip_whose_words_it_repeats():
+    batch = clips(3)
+    batch[0].speech = ["Good morning.", "Have you seen my keys?"]
+    batch[1].speech = ["Tom said the keys are in the bowl by the kitchen window.", "I will buy milk after work."]
+    batch[2].screen = ["BUS 42 CITY CENTRE"]
+    reply = {
+        "statements": [
+            # cites the clip before the one that said it: moved to clip 2
+            {"view": "utterance", "ids": [1], "text": "Tom says the keys are in the bowl by the kitchen window"},
+            # its own clip holds its words: stays
+            {"view": "utterance", "ids": [2], "text": "I say I will buy milk after work"},
+            # shares one word with another clip, not half of its words: stays
+            {"view": "action", "ids": [1], "text": "I look for my keys in the hall"},
+            # a summary over clips: no single clip holds it, stays
+            {"view": "conversation", "ids": [1, 2], "text": "Maria and I talk about the morning"},
+            {"view": "action", "ids": [1], "text": "I read the sign of bus 42 to the city centre"},  # clip 3's screen
+        ]
+    }
+    assert [[c.idx for c in s.clips] for s in parse_statements(reply, batch)] == [[1], [1], [0], [0, 1], [2]]
+
+
 def test_build_stop_resume_with_the_test_model(store, lib_paths, tmp_path, embedder, tiny_llm):
     path = tmp_path / "talk.jsonl"
     path.write_text(

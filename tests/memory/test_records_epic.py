@@ -17,13 +17,13 @@ import pytest
 from sqlalchemy import select
 
 from egodesk.core.settings import Settings
+from egodesk.core.words import lemma
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.record_compression import RECORD, build_records, growth_report
 from egodesk.memory.store import Caption, Unit
 from egodesk.perception.embedder import make_embedder
 from egodesk.perception.llm import make_llm
 from egodesk.pipeline.textimport import import_memory_jsonl
-from egodesk.retrieval.words import lemma
 from tests.conftest import BENCHMARKS
 
 SOURCES, PER_SOURCE = 5, 40

@@ -3,8 +3,8 @@ from datetime import datetime
 import pytest
 
 from egodesk.core.timeutil import from_ts, to_ts
+from egodesk.core.words import lemma
 from egodesk.retrieval.question import analyze
-from egodesk.retrieval.words import lemma
 
 NOW = to_ts(datetime(2024, 3, 14, 15, 30))  # a Thursday afternoon
 

@@ -1,5 +1,6 @@
-"""The word lists and the light lemmatiser question analysis and the strategies match cues with:
-verbs an egocentric question asks about, stop words, and how much of an event's words a text holds.
+"""English word lists and a light lemmatiser: verbs an egocentric question asks about, stop words, and
+how much of an event's words a text holds. Question analysis and the strategies match cues with them;
+memory building checks with them which clip a statement repeats the words of.
 """
 
 from __future__ import annotations
