@@ -568,20 +568,7 @@ class FootageWriter:
                     builder=record_compression.BUILDER,
                 )
                 row = self.rows["records"][-1]
-                row["meta"] = {
-                    **record.fields(),
-                    "seq": len(self.rows["records"]),
-                    "importance": round(d.importance, 6),
-                    "kept": d.kept,
-                    "prototype": d.prototype,
-                    "prototype_created": d.prototype_created,
-                    "prototype_similarity": round(d.prototype_similarity, 6),
-                    "nu": d.nu,
-                    "dt": round(d.dt_units, 6),
-                    "n_prototypes": d.n_prototypes,
-                    "history_used": d.history_used,
-                    "entry": None,
-                }
+                row["meta"] = record_compression.record_meta(record, d, len(self.rows["records"]))
                 for space, text in (
                     (record_compression.OBJECT_SPACE, record.object),
                     (record_compression.ACTION_SPACE, record.action),

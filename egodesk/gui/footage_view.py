@@ -1,8 +1,8 @@
 """The centre of the window: the player over the timeline, kept in step with each other and with the
 memory browser. Knows which footage is open and maps between absolute time (timeline, evidence,
 memories) and seconds into the file (player). It follows the window's `Selection`: the moments on
-show are marked on the timeline, and the one picked plays in a loop. Its library reads (a footage's clips, the memories of the
-moment under the playhead) run off the GUI thread (`Reads`)."""
+show are marked on the timeline, and the one picked plays in a loop. Its library reads (a footage's
+clips, the memories of the moment under the playhead) run off the GUI thread (`Reads`)."""
 
 from __future__ import annotations
 

@@ -48,7 +48,6 @@ REFRESH_MS = 600
 
 class MainWindow(QMainWindow):
     library_switch_requested = Signal(object)  # Path: the app opens a window on that library
-    library_refreshed = Signal()  # the views show the footage list just read
 
     def __init__(self, library: Library | None = None, runner: TaskRunner | None = None):
         super().__init__()
@@ -158,7 +157,6 @@ class MainWindow(QMainWindow):
         self.library_panel.set_footage(footage)
         self.view.set_footage(footage)
         self._update_activity()
-        self.library_refreshed.emit()
         if then is not None:
             then()
 

@@ -134,6 +134,25 @@ def _write(stream: _Stream, index_manager: IndexManager, embedder, footage_id: i
     return write
 
 
+def record_meta(record: Record, d: Decision, seq: int) -> dict[str, Any]:
+    """A stored record's meta: its fields and what compression decided of it (`entry` is set once the
+    memory entry it joined is written)."""
+    return {
+        **record.fields(),
+        "seq": seq,
+        "importance": round(d.importance, 6),
+        "kept": d.kept,
+        "prototype": d.prototype,
+        "prototype_created": d.prototype_created,
+        "prototype_similarity": round(d.prototype_similarity, 6),
+        "nu": d.nu,
+        "dt": round(d.dt_units, 6),
+        "n_prototypes": d.n_prototypes,
+        "history_used": d.history_used,
+        "entry": None,
+    }
+
+
 def _compress(
     s: Session,
     stream: _Stream,
@@ -156,22 +175,7 @@ def _compress(
         if d.entry >= 0:
             touched.setdefault(d.entry, []).append(pos)
         unit.parent_id = None
-        metas.append(
-            {
-                **record.fields(),
-                "seq": stream.records,
-                "importance": round(d.importance, 6),
-                "kept": d.kept,
-                "prototype": d.prototype,
-                "prototype_created": d.prototype_created,
-                "prototype_similarity": round(d.prototype_similarity, 6),
-                "nu": d.nu,
-                "dt": round(d.dt_units, 6),
-                "n_prototypes": d.n_prototypes,
-                "history_used": d.history_used,
-                "entry": None,
-            }
-        )
+        metas.append(record_meta(record, d, stream.records))
         unit.meta = metas[-1]
     for seq in sorted(touched):
         entry_unit = _update_entry(s, stream, footage_id, seq, [(records[p], units[p], decisions[p]) for p in touched[seq]], vec)
