@@ -191,7 +191,9 @@ def run_batches(
                 progress(Progress(builder, run.skipped + run.done, run.clips, footage_id))
     finally:
         if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)  # requests already sent end on their own
+            # Batches not started are dropped; those whose requests are out are waited for, so no thread
+            # of this run still works (or warns of a failed clip it will not write) once it has returned.
+            pool.shutdown(wait=True, cancel_futures=True)
     run.seconds = time.perf_counter() - started
     return run
 
