@@ -28,9 +28,10 @@ from egodesk.core.settings import Settings
 from egodesk.core.types import Progress
 from egodesk.core.words import MIN_COVERAGE, cue_words
 from egodesk.memory.indices import IndexManager
-from egodesk.memory.llm_batches import ClipText, embed_documents, halves_of_failed, load_prompt, run_batches
+from egodesk.memory.llm_batches import ClipText, embed_documents, halves_of_failed, run_batches
 from egodesk.memory.record_tables import BuildProgress
 from egodesk.memory.store import Store, Unit
+from egodesk.perception import prompts
 from egodesk.perception.llm import LLMError, chat_json
 
 BUILDER = "egocite"
@@ -98,8 +99,8 @@ def atomic_messages(batch: list[ClipText], before: list[ClipText], after: list[C
 
     numbered = "\n".join(f"{i}. {c.render(wearer)}" for i, c in enumerate(batch, start=1))
     return [
-        {"role": "system", "content": load_prompt("atomic_system.txt", wearer=wearer)},
-        {"role": "user", "content": load_prompt("atomic_user.txt", before=lines(before), clips=numbered, after=lines(after))},
+        {"role": "system", "content": prompts.render("atomic_system", wearer=wearer)},
+        {"role": "user", "content": prompts.render("atomic_user", before=lines(before), clips=numbered, after=lines(after))},
     ]
 
 

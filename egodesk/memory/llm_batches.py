@@ -17,14 +17,12 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from string import Template
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from egodesk.core.faults import fault_point
-from egodesk.core.paths import resources_dir
 from egodesk.core.types import Progress
 from egodesk.memory.parent_child import transcript_line
 from egodesk.memory.record_tables import BuildProgress, get_progress, last_done
@@ -108,12 +106,6 @@ def halves_of_failed(
     if failures is not None:
         failures.append(error)
     return None
-
-
-def load_prompt(name: str, **values: str) -> str:
-    """A prompt template from resources/prompts with $placeholders filled."""
-    text = (resources_dir() / "prompts" / name).read_text(encoding="utf-8")
-    return Template(text).substitute(values).strip()
 
 
 @dataclass

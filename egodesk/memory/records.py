@@ -17,8 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from egodesk.memory.llm_batches import ClipText, halves_of_failed, load_prompt
+from egodesk.memory.llm_batches import ClipText, halves_of_failed
 from egodesk.memory.store import Unit
+from egodesk.perception import prompts
 from egodesk.perception.llm import JSON_RETRIES, LLMError, chat_json
 
 RECORDS_PER_CLIP = 3  # the schema's cap on records per clip (a small model can loop otherwise)
@@ -113,8 +114,8 @@ def record_schema(n_clips: int, speech_lines: int = 0) -> dict:
 def record_messages(clips: list[ClipText], wearer: str) -> list[dict[str, str]]:
     entries = "\n".join(f"{i}. {clip.render(wearer, numbered=True)}" for i, clip in enumerate(clips, start=1))
     return [
-        {"role": "system", "content": load_prompt("records_system.txt", wearer=wearer)},
-        {"role": "user", "content": load_prompt("records_user.txt", entries=entries)},
+        {"role": "system", "content": prompts.render("records_system", wearer=wearer)},
+        {"role": "user", "content": prompts.render("records_user", entries=entries)},
     ]
 
 

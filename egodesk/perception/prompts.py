@@ -1,4 +1,5 @@
-"""Prompt templates: plain text files in `resources/prompts/` with `{placeholder}` fields.
+"""Prompt templates: plain text files in `resources/prompts/` with `$placeholder` fields (string.Template:
+the memory builders' templates hold JSON examples, whose braces must stay as written).
 
 Kept out of code so wording can be tuned (and reviewed) without touching logic. A template is read once.
 """
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from string import Template
 
 from egodesk.core.paths import resources_dir
 
@@ -34,6 +36,6 @@ def load(name: str) -> str:
 def render(name: str, **values: object) -> str:
     """The template with every placeholder filled; a placeholder without a value is an error."""
     try:
-        return load(name).format_map(values)
+        return Template(load(name)).substitute(values)
     except KeyError as exc:
         raise PromptError(f"prompt template '{name}' needs a value for {exc}") from exc
