@@ -30,6 +30,55 @@ def test_schema_constrained_json(tiny_llm):
     assert data["answer"] in {"A", "B"}
 
 
+def _library_reply(llm, messages, schema, max_tokens, temperature=0.0):
+    """llama-cpp-python's own chat completion: its sampler applies the grammar to every token of the vocabulary."""
+    llm._llama.reset()
+    out = llm._llama.create_chat_completion(
+        messages,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        seed=0,
+        response_format={"type": "json_object", "schema": schema},
+    )
+    return out["choices"][0]["message"]["content"]
+
+
+def test_a_greedy_schema_reply_is_the_one_the_whole_vocabulary_grammar_gives(tiny_llm):
+    """Asking the grammar only about the greedy token gives the reply that filtering every token does,
+    including where the greedy token is refused (an enum value the model would not write first)."""
+    item = {
+        "type": "object",
+        "properties": {"id": {"enum": [1, 2, 3]}, "action": {"type": "string"}, "tag": {"enum": ["zebra-7", "quokka-9"]}},
+        "required": ["id", "action", "tag"],
+    }
+    schema = {
+        "type": "object",
+        "properties": {"records": {"type": "array", "items": item, "maxItems": 3}},
+        "required": ["records"],
+    }
+    messages = [
+        {"role": "system", "content": "Write one record per numbered entry as JSON."},
+        {"role": "user", "content": "1. I open the fridge.\n2. I take the milk.\n3. I close the fridge."},
+    ]
+    text, _ = tiny_llm.chat(messages, max_tokens=90, schema=schema)
+    assert text == _library_reply(tiny_llm, messages, schema, 90)
+    data = parse_json(text)
+    assert data["records"] and all(r["tag"] in {"zebra-7", "quokka-9"} for r in data["records"])
+
+
+def test_a_sampled_schema_reply_keeps_to_the_schema(tiny_llm):
+    schema = {"type": "object", "properties": {"colour": {"enum": ["teal", "ochre"]}}, "required": ["colour"]}
+    messages = [{"role": "user", "content": "Name a colour as JSON."}]
+    for _ in range(3):
+        text, _ = tiny_llm.chat(messages, max_tokens=20, temperature=1.0, schema=schema)
+        assert parse_json(text)["colour"] in {"teal", "ochre"}
+
+
+def test_a_prompt_longer_than_the_context_is_an_llm_error(tiny_llm):
+    with pytest.raises(LLMError, match="context window"):
+        tiny_llm.chat([{"role": "user", "content": "word " * 20000}], max_tokens=4)
+
+
 def test_yes_probability_reuses_the_shared_prefix_and_scores_the_same(tiny_llm, monkeypatch):
     """Judging passages of one question re-evaluates only each passage, and the scores equal a cold start."""
 
