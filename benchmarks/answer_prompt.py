@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from common import EPIC_DEV, PARENT_TOKENS, SHARED, Report, add_output_args
+from common import EPIC_DEV, LOCOMO, PARENT_TOKENS, Report, add_output_args
 
 from egodesk.core.settings import Settings
 from egodesk.eval.benchmark import load_benchmark
@@ -26,7 +26,6 @@ from egodesk.eval.runner import default_library_root, run_eval
 from egodesk.perception.embedder import make_embedder
 from egodesk.perception.llm import make_llm
 
-LOCOMO = SHARED / "benchmarks" / "locomo"
 BUDGET = 600  # the bound on an answer prompt
 NOT_FOUND_REPLY = json.dumps({"evidence": [], "reasoning": "", "answer": "NOT_FOUND"})
 

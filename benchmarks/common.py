@@ -25,6 +25,7 @@ from egodesk.core.paths import APP_NAME
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 EPIC_DEV = SHARED / "benchmarks" / "epic-dev"
+LOCOMO = SHARED / "benchmarks" / "locomo"
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,9 @@ IMPRINT_KB_PER_MIN = Reference(
 PARENT_TOKENS = Reference(3600.0, "parent retrieval", "parent retrieval: 3,600 tokens per query on average")
 PARENT_KB_PER_MIN = Reference(66.07, "parent retrieval", "parent retrieval: 66.07 KB per minute of footage (textual memory)")
 RTF_GOAL = Reference(0.25, "goal", "egodesk goal: transcripts + captions of 1 h of footage in <= 15 min on 2 cores")
+MEMORY_RTF_GOAL = Reference(
+    0.5, "goal", "egodesk goal: interaction records + atomic statements of dialogue-dense footage at <= 0.5x real time, 2 cores"
+)
 
 
 @dataclass

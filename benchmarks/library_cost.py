@@ -2,15 +2,16 @@
 and until every memory is built (on this CPU, and with an inference server of a given throughput), its
 size on disk, the RAM a question needs and retrieval p50 at that size.
 
-    .venv/bin/python benchmarks/library_cost.py [--hours 10,100,1000] [--llm llm-quality]
+    .venv/bin/python benchmarks/library_cost.py [--hours 10,100,1000] [--llm llm-quality] [--memories-subset narration]
         [--server-prompt-tps 4000] [--server-reply-tps 400] [--quick] [--json FILE]
 
 Each rate is measured on this machine by the benchmark that owns it, then scaled by the hours:
 - searchable: `ingest_rtf.py` runs the real ingest worker on two minutes of the shared walk + speech
   footage with the LLM memories off; its real-time factor (without the worker's start-up, paid once per
   import) times the footage.
-- memories: `memory_build.py --tiers LLM` builds interaction records and atomic statements from
-  epic-dev narrations: seconds per minute of footage, of which the LLM's seconds and its prompt and
+- memories: `memory_build.py --tiers LLM --subsets SUBSET` builds interaction records and atomic
+  statements from epic-dev narrations (`--memories-subset narration`, the default) or LoCoMo dialogue
+  (`dialogue`, a talkative day): seconds per minute of footage, of which the LLM's seconds and its prompt and
   reply tokens. The worker builds them after every footage is searchable, so full = searchable +
   memories. With a server the LLM part becomes prompt tokens / prompt-tps + reply tokens / reply-tps
   (requests in flight overlap the rest, which stays on this CPU: embedding and writing), so the longer
@@ -41,7 +42,6 @@ import memory_build
 from common import REPO, Report, add_output_args, read_figures
 
 HERE = Path(__file__).resolve().parent
-MEMORY_BUILDERS = ("records", "atomic")
 # A child reports its own peak RSS: the kernel's figure for a child (wait4) also counts the parent's
 # memory copied at fork, which is the loaded LLM here.
 PEAK_RSS = """import atexit, os, runpy, sys
@@ -88,18 +88,16 @@ def answer_model_rss(llm: str, folder: Path) -> float:
     return run_child(script, llm)[1]
 
 
-def memory_rates(llm: str, quick: bool) -> dict:
-    """Records + atomic statements: seconds and the LLM's seconds per second of footage, its tokens
-    per minute of footage."""
-    result = memory_build.main(["--tiers", llm, *(["--quick"] if quick else [])])
-    rows = [r for r in result["rows"] if r["builder"] in MEMORY_BUILDERS and r["tier"] == llm]
-    minutes = rows[0]["minutes"]
-    total = {key: sum(r[key] for r in rows) for key in ("seconds", "llm_s", "prompt_tokens", "reply_tokens")}
+def memory_rates(llm: str, subset: str, quick: bool) -> dict:
+    """Records + atomic statements on one of memory_build's subsets: seconds and the LLM's seconds per
+    second of footage, its tokens per minute of footage."""
+    result = memory_build.main(["--tiers", llm, "--subsets", subset, *(["--quick"] if quick else [])])
+    [rates] = memory_build.llm_memories(result["rows"])
     return {
-        "seconds": total["seconds"] / (minutes * 60),  # real-time factors
-        "llm_s": total["llm_s"] / (minutes * 60),
-        "prompt_tokens": total["prompt_tokens"] / minutes,  # per minute of footage
-        "reply_tokens": total["reply_tokens"] / minutes,
+        "seconds": rates["rtf"],  # real-time factors
+        "llm_s": rates["llm_rtf"],
+        "prompt_tokens": rates["prompt_tokens_per_min"],  # per minute of footage
+        "reply_tokens": rates["reply_tokens_per_min"],
     }
 
 
@@ -119,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hours", help="library sizes in hours of footage (default 10,100,1000; quick 1,10)")
     parser.add_argument("--llm", default="llm-quality", choices=memory_build.TIERS, help="the LLM that builds memories")
+    parser.add_argument(
+        "--memories-subset", default="narration", choices=memory_build.SUBSETS, help="memory_build's footage for the memory rates"
+    )
     parser.add_argument("--server-prompt-tps", type=float, default=4000.0, help="server prompt tokens/s, all slots")
     parser.add_argument("--server-reply-tps", type=float, default=400.0, help="server reply tokens/s, all slots")
     add_output_args(parser)
@@ -128,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="egodesk-cost-") as tmp:
         folder = Path(tmp)
         search_rtf = searchable_rtf(0.5 if args.quick else 2.0, folder)
-        memory = memory_rates(args.llm, args.quick)
+        memory = memory_rates(args.llm, args.memories_subset, args.quick)
         llm_rss = answer_model_rss(args.llm, folder)
         libraries = {hours: library_at(hours, folder) for hours in sizes}
     server_llm_rtf = (memory["prompt_tokens"] / args.server_prompt_tps + memory["reply_tokens"] / args.server_reply_tps) / 60

@@ -98,9 +98,18 @@ def atomic_messages(batch: list[ClipText], before: list[ClipText], after: list[C
         return "\n".join(f"- {c.render(wearer)}" for c in clips) or "- (none)"
 
     numbered = "\n".join(f"{i}. {c.render(wearer)}" for i, c in enumerate(batch, start=1))
+    system, _ = atomic_head(wearer)
+    return [
+        system,
+        {"role": "user", "content": prompts.render("atomic_user", before=lines(before), clips=numbered, after=lines(after))},
+    ]
+
+
+def atomic_head(wearer: str) -> list[dict[str, str]]:
+    """What every atomic prompt starts with: its rules and example, kept evaluated by a local model."""
     return [
         {"role": "system", "content": prompts.render("atomic_system", wearer=wearer)},
-        {"role": "user", "content": prompts.render("atomic_user", before=lines(before), clips=numbered, after=lines(after))},
+        {"role": "user", "content": prompts.head("atomic_user")},
     ]
 
 
@@ -159,6 +168,7 @@ def extract_statements(
     """One LLM call per batch; a reply still malformed after the retries is retried as two halves
     (each keeping its own neighbours as context); a single clip that fails yields nothing, is logged
     and its error added to `failures`."""
+    llm.keep_prefix(atomic_head(wearer))
     try:
         data, _ = chat_json(
             llm,

@@ -113,9 +113,16 @@ def record_schema(n_clips: int, speech_lines: int = 0) -> dict:
 
 def record_messages(clips: list[ClipText], wearer: str) -> list[dict[str, str]]:
     entries = "\n".join(f"{i}. {clip.render(wearer, numbered=True)}" for i, clip in enumerate(clips, start=1))
+    system, _ = record_head(wearer)
+    return [system, {"role": "user", "content": prompts.render("records_user", entries=entries)}]
+
+
+def record_head(wearer: str) -> list[dict[str, str]]:
+    """What every records prompt starts with: its rules and example, kept evaluated by a local model
+    (`LLM.keep_prefix`) so that neither a new footage nor the atomic builder in between costs them again."""
     return [
         {"role": "system", "content": prompts.render("records_system", wearer=wearer)},
-        {"role": "user", "content": prompts.render("records_user", entries=entries)},
+        {"role": "user", "content": prompts.head("records_user")},
     ]
 
 
@@ -182,6 +189,7 @@ def extract_records(llm, clips: list[ClipText], wearer: str, failures: list[LLME
     `failures`."""
     if not clips:
         return []
+    llm.keep_prefix(record_head(wearer))
     try:
         schema = record_schema(len(clips), max(len(c.speech) for c in clips))
         data, _ = chat_json(

@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 Messages = list[dict[str, Any]]
 TextSink = Callable[[str], None]  # gets each new piece of a reply as the model produces it
 JSON_RETRIES = 2
-KEPT_PREFIXES = 4  # prompt heads a local model keeps evaluated (answer rules for open and picked answers, ...)
+KEPT_PREFIXES = 6  # prompt heads a local model keeps evaluated (answer rules, the memory builders' rules, ...)
 
 
 class LLMError(RuntimeError):

@@ -33,6 +33,13 @@ def load(name: str) -> str:
         raise PromptError(f"prompt template {path} cannot be read ({exc})") from exc
 
 
+def head(name: str) -> str:
+    """The template's fixed opening, before its first placeholder: what every prompt from it starts with."""
+    text = load(name)
+    found = Template.pattern.search(text)
+    return text[: found.start()] if found else text
+
+
 def render(name: str, **values: object) -> str:
     """The template with every placeholder filled; a placeholder without a value is an error."""
     try:

@@ -49,6 +49,9 @@ class NarrationReader:
 
     model_id = "narration-reader"
 
+    def keep_prefix(self, messages):
+        pass
+
     def chat(self, messages, max_tokens=256, temperature=0.0, schema=None):
         found = LINE.findall(messages[-1]["content"])
         return json.dumps({"records": [{"id": int(i), "action": verb, "object": obj} for i, verb, obj in found]}), 100

@@ -74,6 +74,9 @@ class ScriptedLLM:
 
     model_id = "scripted"
 
+    def keep_prefix(self, messages):
+        pass
+
     def chat(self, messages, max_tokens=256, temperature=0.0, schema=None):
         entries = [
             (int(n), verb, obj)

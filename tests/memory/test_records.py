@@ -203,3 +203,19 @@ def test_migration_adds_the_record_tables_to_a_version_1_library(tmp_path):
         assert conn.execute(text("PRAGMA user_version")).scalar_one() == len(MIGRATIONS)
     store.close()
     assert {"event_prototype", "memory_entry_state", "build_progress"} <= names
+
+
+def test_the_builders_rules_are_evaluated_once_per_model_and_reused_across_builders(tiny_llm, monkeypatch):
+    """Records then atomic statements then records again (the next footage): the second records prompt
+    evaluates its entries, not the rules and example that every records prompt starts with."""
+    from egodesk.memory.atomic import extract_statements
+
+    evaluated: list[int] = []
+    real_eval = tiny_llm._llama.eval
+    monkeypatch.setattr(tiny_llm._llama, "eval", lambda tokens: (evaluated.append(len(tokens)), real_eval(tokens))[1])
+    extract_records(tiny_llm, clips("I take plate."), "Jake")
+    extract_statements(tiny_llm, clips("I open fridge door."), [], [], "Jake")
+    evaluated.clear()
+    extract_records(tiny_llm, clips("I wash cloth."), "Jake")
+    whole = len(tiny_llm._tokens(tiny_llm._format(record_messages(clips("I wash cloth."), "Jake"))))
+    assert whole > 300 and evaluated[0] < 40  # the prompt's own evaluation: its entry and the template's end
