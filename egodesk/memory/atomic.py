@@ -175,6 +175,7 @@ def extract_statements(
             atomic_messages(batch, before, after, wearer),
             atomic_schema(len(batch)),
             max_tokens=48 + TOKENS_PER_CLIP * len(batch),
+            keep_looped=True,
         )
         return parse_statements(data, batch)
     except LLMError as exc:

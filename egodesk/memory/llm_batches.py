@@ -28,6 +28,7 @@ from egodesk.memory.parent_child import transcript_line
 from egodesk.memory.record_tables import BuildProgress, get_progress, last_done
 from egodesk.memory.schema import Caption, Clip, Keyframe, TranscriptSegment
 from egodesk.memory.store import Store
+from egodesk.perception import prompts
 from egodesk.perception.llm import LLMError
 
 log = logging.getLogger(__name__)
@@ -49,8 +50,11 @@ class ClipText:
         """The clip as the LLM reads it, the wearer's name prepended (Imprint: it lets the model
         resolve "I" to a person); `numbered` numbers the speech lines so a reply can point at one."""
         parts = [f"(wearer: {wearer})"]
-        if self.caption:
-            parts.append(self.caption)
+        # A described caption quotes the transcript too: shown with the speech lines, that quote would
+        # double a spoken clip's words in the prompt.
+        caption = " ".join(prompts.HEARD_PART.sub("", self.caption).split()) if self.speech else self.caption
+        if caption:
+            parts.append(caption)
         if self.speech:
             parts.append(
                 "Speech: "

@@ -198,6 +198,7 @@ def extract_records(llm, clips: list[ClipText], wearer: str, failures: list[LLME
             schema,
             max_tokens=record_budget(clips),
             retries=JSON_RETRIES if len(clips) == 1 else 0,
+            keep_looped=True,
         )
         return parse_records(data, clips, wearer)
     except LLMError as exc:

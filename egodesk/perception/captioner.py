@@ -144,7 +144,7 @@ class DescribeCaptioner:
         if ctx.transcript.strip():
             heard = quote(ctx.transcript, self.max_transcript_chars)
             ends_sentence = heard[-2] in ".!?" and not heard.endswith("...'")  # an ellipsis still needs a full stop
-            parts.append(f"I hear: {heard}" + ("" if ends_sentence else "."))
+            parts.append(prompts.HEARD + heard + ("" if ends_sentence else "."))
         lines = ctx.ocr_lines()
         if lines:
             parts.append(prompts.VISIBLE_TEXT + ", ".join(quote(line, 200) for line in lines) + ".")

@@ -74,6 +74,32 @@ def parse_json(text: str) -> Any:
         raise
 
 
+def looped_part(text: str) -> Any:
+    """A JSON reply cut off inside a list, closed after its last complete item, when that list repeats
+    an item (the reply was looping); else None."""
+    stack: list[str] = []  # the closers of the open containers
+    in_string = escaped = False
+    cut = None
+    for i, ch in enumerate(text):
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (ch == "\\", ch != '"')
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]" and stack:
+            stack.pop()
+            if stack and stack[-1] == "]":  # an item of a list is complete
+                cut = text[: i + 1] + "".join(reversed(stack))
+    try:
+        data = json.loads(cut) if cut is not None else None
+    except json.JSONDecodeError:
+        return None
+    lists = [v for v in data.values() if isinstance(v, list)] if isinstance(data, dict) else []
+    repeated = any(len({json.dumps(item, sort_keys=True) for item in items}) < len(items) for items in lists)
+    return data if repeated else None
+
+
 def chat_json(
     llm: LLM,
     messages: Messages,
@@ -81,9 +107,12 @@ def chat_json(
     max_tokens: int = 512,
     retries: int = JSON_RETRIES,
     on_text: TextSink | None = None,
+    keep_looped: bool = False,
 ) -> tuple[Any, int]:
     """A schema-shaped reply as Python data, and the prompt tokens spent. Retries malformed output
-    (sampled, so a retry can differ). `on_text` follows the first attempt only: a retry starts over."""
+    (sampled, so a retry can differ). `on_text` follows the first attempt only: a retry starts over.
+    `keep_looped`: a reply cut off while it repeated a list item (a looping model, stopped) is kept as
+    its complete items, instead of being retried into the same loop."""
     last = ""
     for attempt in range(1 + retries):
         stream = {"on_text": on_text} if on_text is not None and attempt == 0 else {}
@@ -93,6 +122,9 @@ def chat_json(
         try:
             return parse_json(text), prompt_tokens
         except json.JSONDecodeError:
+            if keep_looped and (looped := looped_part(text)) is not None:
+                log.info("%s: kept the complete items of a reply that looped", llm.model_id)
+                return looped, prompt_tokens
             last = text
             log.info("LLM reply was not valid JSON (attempt %d): %.200r", attempt + 1, text)
     raise LLMError(f"{llm.model_id} did not return valid JSON after {1 + retries} attempts; last reply: {last[:300]!r}")
@@ -113,6 +145,21 @@ class _Kept:
 
 
 TOP_K = 40  # a sampled reply (a retry at temperature > 0) picks among this many likeliest tokens
+# A small model may loop, writing one block of tokens again and again until its budget runs out (the
+# composite clip's looped speech: one atomic statement 17 times, 680 tokens). A reply whose last
+# REPEATS blocks of REPEAT_SPAN tokens are identical is ended there.
+REPEATS = 3
+REPEAT_SPAN = range(8, 65)
+
+
+def _repeating(tokens: list[int]) -> bool:
+    for span in REPEAT_SPAN:
+        if len(tokens) < REPEATS * span:
+            return False
+        last = tokens[-span:]
+        if all(tokens[-(n + 1) * span : -n * span] == last for n in range(1, REPEATS)):
+            return True
+    return False
 
 
 class _Grammar:
@@ -228,13 +275,18 @@ class LocalLLM:
         rng = np.random.default_rng(0)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")  # a character may span tokens
         pieces: list[str] = []
+        tokens: list[int] = []
         for _ in range(max_tokens):
+            if _repeating(tokens):
+                log.info("%s: reply stopped after repeating itself %d times", self.model_id, REPEATS)
+                break
             logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llama.ctx, -1), shape=(llama.n_vocab(),))
             token = _pick(logits, temperature, grammar, rng)
             if llama_cpp.llama_vocab_is_eog(vocab, token):
                 break
             if grammar is not None:
                 grammar.accept(token)
+            tokens.append(token)
             piece = decoder.decode(llama.detokenize([token]))
             if piece:
                 pieces.append(piece)

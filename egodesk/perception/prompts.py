@@ -6,6 +6,7 @@ Kept out of code so wording can be tuned (and reviewed) without touching logic. 
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 from string import Template
@@ -14,6 +15,9 @@ from egodesk.core.paths import resources_dir
 
 # How a described caption brings in what was read on screen; reasoning.facts and the answerer find it by this.
 VISIBLE_TEXT = "Visible text: "
+# How a described caption quotes what was heard (the clip's transcript), up to its visible text if any.
+HEARD = "I hear: "
+HEARD_PART = re.compile(re.escape(HEARD) + r"(.+?)(?= " + re.escape(VISIBLE_TEXT) + "|$)")
 
 
 class PromptError(KeyError):

@@ -15,13 +15,12 @@ import re
 import numpy as np
 
 from egodesk.core.types import Evidence
-from egodesk.perception.prompts import VISIBLE_TEXT
+from egodesk.perception.prompts import HEARD_PART, VISIBLE_TEXT
 from egodesk.retrieval.catalog import Catalog
 
 CAPTION = "caption"
 FACT_CHARS = 160  # the facts added to one unit at most: the prompt stays short
 _VISIBLE = re.compile(re.escape(VISIBLE_TEXT) + r"(.+?)\.?$")
-_HEARD = re.compile(r"I hear: (.+?)(?= " + re.escape(VISIBLE_TEXT) + "|$)")
 _SENTENCE = re.compile(r"[^.!?]*\d[^.!?]*[.!?]?")
 
 
@@ -30,7 +29,7 @@ def clip_facts(caption: str) -> list[str]:
     facts = []
     if m := _VISIBLE.search(caption):
         facts.append(f"on screen: {m[1].strip()}")
-    if m := _HEARD.search(caption):
+    if m := HEARD_PART.search(caption):
         facts += [f"said: {s.strip()}" for s in _SENTENCE.findall(m[1]) if s.strip()]
     return facts
 

@@ -219,3 +219,14 @@ def test_the_builders_rules_are_evaluated_once_per_model_and_reused_across_build
     extract_records(tiny_llm, clips("I wash cloth."), "Jake")
     whole = len(tiny_llm._tokens(tiny_llm._format(record_messages(clips("I wash cloth."), "Jake"))))
     assert whole > 300 and evaluated[0] < 40  # the prompt's own evaluation: its entry and the template's end
+
+
+def test_a_spoken_clip_shows_its_words_once_and_keeps_what_was_read_on_screen():
+    """A described caption quotes the transcript; beside the numbered speech lines that quote goes, the
+    rest of the caption (what was seen, the visible text) stays. A clip without speech lines keeps it."""
+    caption = "I see a kitchen. I hear: 'the keys are in the bowl'. Visible text: 'BUS 42 at 17:05'."
+    spoken = ClipText(1, 0, 0.0, 10.0, caption=caption, speech=["Tom: the keys are in the bowl"])
+    assert spoken.render("Jake", numbered=True) == (
+        "(wearer: Jake) I see a kitchen. Visible text: 'BUS 42 at 17:05'. Speech: [1] \"Tom: the keys are in the bowl\""
+    )
+    assert ClipText(2, 1, 10.0, 20.0, caption=caption).render("Jake") == f"(wearer: Jake) {caption}"

@@ -147,3 +147,28 @@ def test_malformed_json_is_retried_then_reported():
     assert llm.calls == 3
     assert parse_json('```json\n{"a": 1}\n```') == {"a": 1}
     assert parse_json('Sure! {"a": 2} hope that helps') == {"a": 2}
+
+
+def test_a_looping_reply_is_stopped_and_its_complete_items_kept():
+    from egodesk.perception.llm import _repeating, looped_part
+
+    block = list(range(100, 112))
+    assert _repeating([1, 2, 3] + block * 3) and not _repeating([1, 2, 3] + block * 2)
+    assert not _repeating(list(range(300)))
+    item = '{"view":"utterance","text":"I ask what you can do, \\"for\\" your country","ids":[1]}'
+    looping = '{"statements":[{"view":"action","text":"I walk","ids":[2]},' + ",".join([item] * 3) + ',{"view":"utt'
+    data = looped_part(looping)
+    assert data["statements"][0]["text"] == "I walk" and len(data["statements"]) == 4
+    assert looped_part('{"statements":[{"view":"action","text":"I walk","ids":[2]},{"view":"utt') is None  # cut off, not looping
+
+
+def test_a_looped_reply_is_kept_only_where_asked():
+    class Looping:
+        model_id = "looping"
+
+        def chat(self, messages, max_tokens=256, temperature=0.0, schema=None):
+            return '{"records":[{"id":1,"action":"say"},{"id":1,"action":"say"},{"id":1,"act', 5
+
+    assert chat_json(Looping(), [], {"type": "object"}, keep_looped=True)[0] == {"records": [{"id": 1, "action": "say"}] * 2}
+    with pytest.raises(LLMError):
+        chat_json(Looping(), [], {"type": "object"})
