@@ -34,6 +34,7 @@ from egodesk.eval.metrics import QuestionResult, by_category, hit_at_k, overlaps
 from egodesk.eval.runner import format_value, run_questions, write_report
 from egodesk.pipeline.library import Library
 
+LLM_STAGES = ("memory-records", "memory-atomic")
 DEFAULT_STRATEGIES = "flat,subchunk,parent,parent-time,hybrid,context,timeaware,carve,records,auto"
 ASK_COLUMNS = (
     "accuracy",
@@ -63,8 +64,11 @@ def library_key(digest: str, settings: Settings) -> str:
     return hashlib.sha256((digest + json.dumps(shaping, sort_keys=True)).encode()).hexdigest()[:16]
 
 
-def built_library(paths: list[Path], settings: Settings, rebuild: bool = False, log=print) -> tuple[Library, float]:
-    """The imported test day (cached); returns it and the seconds the import took now."""
+def built_library(
+    paths: list[Path], settings: Settings, rebuild: bool = False, log=print
+) -> tuple[Library, float, dict[str, float]]:
+    """The imported test day (cached); returns it, the seconds the import took now and the seconds each
+    stage took now, over all footage (from each stage's start and end events)."""
     root = cache_dir("testday", key=library_key(files_digest(paths), settings))
     if rebuild and root.exists():
         import shutil
@@ -75,9 +79,16 @@ def built_library(paths: list[Path], settings: Settings, rebuild: bool = False, 
     library.mark_cancelled()  # a run killed mid-import left jobs "running": continue them
     library.resume()
 
+    stage_s: dict[str, float] = {}
+    began: dict[tuple, float] = {}
+
     def progress(p: Progress) -> None:
-        if p.message and p.message != "started":  # each stage's end (done or failed) of each footage
+        if p.message == "started":
+            began[(p.footage_id, p.stage)] = time.perf_counter()
+        elif p.message:  # each stage's end (done or failed) of each footage
             log(f"  [{time.strftime('%H:%M:%S')}] footage {p.footage_id}: {p.stage} {p.message}")
+            if (p.footage_id, p.stage) in began:
+                stage_s[p.stage] = stage_s.get(p.stage, 0.0) + time.perf_counter() - began.pop((p.footage_id, p.stage))
 
     started = time.perf_counter()
     log(f"library {root}")
@@ -88,7 +99,7 @@ def built_library(paths: list[Path], settings: Settings, rebuild: bool = False, 
     unfinished = [f"{f.title}: {f.state} {f.error}".strip() for f in library.footage() if f.state != "indexed"]
     if unfinished:
         raise RuntimeError("footage not indexed: " + "; ".join(unfinished))
-    return library, seconds
+    return library, seconds, stage_s
 
 
 def _spans(evidence) -> list[tuple[str, float, float]]:
@@ -228,13 +239,22 @@ def main(argv: list[str] | None = None) -> int:
     asked = questions[: args.limit] if args.limit is not None else questions
     paths = make_day(args.out, log=say)
     settings = library_settings(args.llm, not args.no_memories)
-    library, import_s = built_library(paths, settings, args.rebuild, log=say)
+    library, import_s, stage_s = built_library(paths, settings, args.rebuild, log=say)
+    footage_s = sum(f.duration for f in library.footage())
+    llm_s = sum(stage_s.get(stage, 0.0) for stage in LLM_STAGES)
+    if llm_s:
+        say(
+            f"LLM memories (records + atomic) built now: {llm_s:.0f} s for {footage_s:.0f} s of footage, "
+            f"{llm_s / footage_s:.2f}x real time (the LLM's load and kept rules included)"
+        )
     report: dict = {
         "llm": args.llm,
         "memories": not args.no_memories,
         "library": str(library.paths.root),
         "files": [p.name for p in paths],
         "import_seconds": round(import_s, 1),
+        "footage_seconds": round(footage_s, 1),
+        "stage_seconds": {stage: round(v, 1) for stage, v in stage_s.items()},
         "questions": len(questions),
     }
     path = Path(args.json or library.paths.root / "report.json")

@@ -46,14 +46,21 @@ class ClipText:
     speech: list[str] = field(default_factory=list)
     screen: list[str] = field(default_factory=list)  # on-screen text its keyframes read (OCR), each line once
 
+    def shown_caption(self) -> str:
+        """The caption as the builders show it: without a described caption's guesses from image labels
+        (on the test day they became records such as "I see planetarium at low confidence", each costing
+        reply tokens and none an interaction), and, beside the clip's own speech lines, without its quote
+        of the transcript (the spoken words would be in the prompt twice)."""
+        caption = prompts.UNSURE_SENTENCE.sub("", self.caption)
+        if self.speech:
+            caption = prompts.HEARD_PART.sub("", caption)
+        return " ".join(caption.split())
+
     def render(self, wearer: str, numbered: bool = False) -> str:
         """The clip as the LLM reads it, the wearer's name prepended (Imprint: it lets the model
         resolve "I" to a person); `numbered` numbers the speech lines so a reply can point at one."""
         parts = [f"(wearer: {wearer})"]
-        # A described caption quotes the transcript too: shown with the speech lines, that quote would
-        # double a spoken clip's words in the prompt.
-        caption = " ".join(prompts.HEARD_PART.sub("", self.caption).split()) if self.speech else self.caption
-        if caption:
+        if caption := self.shown_caption():
             parts.append(caption)
         if self.speech:
             parts.append(
@@ -64,7 +71,7 @@ class ClipText:
 
 
 def footage_clips(session: Session, footage_id: int) -> list[ClipText]:
-    """The footage's clips that have a caption or transcript, in clip order."""
+    """The footage's clips that have something to tell the builders (`shown_caption` or speech), in clip order."""
     clips = {
         c.id: ClipText(c.id, c.idx, c.start_ts, c.end_ts)
         for c in session.scalars(select(Clip).where(Clip.footage_id == footage_id).order_by(Clip.idx))
@@ -95,7 +102,7 @@ def footage_clips(session: Session, footage_id: int) -> list[ClipText]:
             line = " ".join(line.split())
             if line and line.casefold() not in {seen.casefold() for seen in clips[clip_id].screen}:
                 clips[clip_id].screen.append(line)
-    return [c for c in ordered if c.caption or c.speech]
+    return [c for c in ordered if c.shown_caption() or c.speech]  # a clip of guesses alone tells the builders nothing
 
 
 def halves_of_failed(

@@ -136,9 +136,9 @@ class DescribeCaptioner:
         if sure:
             parts.append(f"I see {join_words(sure)}.")
         if unsure and sure:
-            parts.append(f"There may also be {join_words(unsure, 'or')} (low confidence).")
+            parts.append(f"There may also be {join_words(unsure, 'or')}{prompts.UNSURE}")
         elif unsure:
-            parts.append(f"I see what looks like {join_words(unsure)} (low confidence).")
+            parts.append(f"I see what looks like {join_words(unsure)}{prompts.UNSURE}")
         if not labels:
             parts.append("Nothing recognisable is in view.")
         if ctx.transcript.strip():

@@ -18,6 +18,9 @@ VISIBLE_TEXT = "Visible text: "
 # How a described caption quotes what was heard (the clip's transcript), up to its visible text if any.
 HEARD = "I hear: "
 HEARD_PART = re.compile(re.escape(HEARD) + r"(.+?)(?= " + re.escape(VISIBLE_TEXT) + "|$)")
+# How a described caption marks a guess from image labels below the sure score, and its sentences.
+UNSURE = " (low confidence)."
+UNSURE_SENTENCE = re.compile(r"[^.!?]*" + re.escape(UNSURE))
 
 
 class PromptError(KeyError):

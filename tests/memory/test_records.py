@@ -230,3 +230,19 @@ def test_a_spoken_clip_shows_its_words_once_and_keeps_what_was_read_on_screen():
         "(wearer: Jake) I see a kitchen. Visible text: 'BUS 42 at 17:05'. Speech: [1] \"Tom: the keys are in the bowl\""
     )
     assert ClipText(2, 1, 10.0, 20.0, caption=caption).render("Jake") == f"(wearer: Jake) {caption}"
+
+
+def test_a_described_captions_guesses_are_not_shown_to_the_builders_and_a_clip_of_guesses_alone_is_skipped(store, tmp_path):
+    from egodesk.memory.llm_batches import footage_clips
+    from egodesk.memory.schema import Caption, Clip
+
+    guessed = "I see a cup. There may also be a planetarium or a patio (low confidence)."
+    assert ClipText(1, 0, 0.0, 10.0, caption=guessed).render("Jake") == "(wearer: Jake) I see a cup."
+    footage = import_narrations(store, tmp_path, ["I take plate.", "I wash cloth."])
+    with store.session() as s:
+        first, second = s.scalars(select(Clip).where(Clip.footage_id == footage).order_by(Clip.idx))
+        s.get(
+            Caption, s.scalar(select(Caption.id).where(Caption.clip_id == second.id))
+        ).text = "I see what looks like a patio and a planetarium (low confidence)."
+    with store.session() as s:
+        assert [c.clip_id for c in footage_clips(s, footage)] == [first.id]
