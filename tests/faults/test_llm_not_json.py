@@ -62,20 +62,20 @@ def flaky_llm(llm_server):
     llm_server.fail_after(None)
 
 
-def test_memory_build_fails_the_job_and_keeps_its_committed_batches(tmp_path, reference, flaky_llm):
+def test_a_failed_memory_build_fails_the_job_keeps_nothing_half_built_and_resumes(tmp_path, reference, flaky_llm):
     root = reference.copy_at("memory-records:start", tmp_path / "lib")
-    flaky_llm.fail_after(1)  # the first batch gets its records, the second only prose
+    flaky_llm.fail_after(0)  # the batch gets only prose (the clip's one batch: the other clip holds label guesses alone)
     ran = worker(root, fault_env(flaky_llm.url))
     assert ran.code == 0, ran
     state, error = job_states(root)["memory-records"]
     assert state == "failed" and f"did not return valid JSON after {1 + JSON_RETRIES} attempts" in error, (state, error)
     assert job_states(root)["memory-atomic"][0] == "pending"  # later stages wait for it
-    # exactly the library of the uninterrupted run once its first batch had committed
-    at_batch2 = snapshot(reference.copies["imprint:batch2"])
+    # exactly the library of the uninterrupted run before its batch was in: nothing half-built kept
+    before = snapshot(reference.copies["memory-records:start"])
     assert_same(
         {k: v for k, v in snapshot(root).items() if k != "job"},
-        {k: v for k, v in at_batch2.items() if k != "job"},
-        "after the failed build vs the uninterrupted run after its first batch",
+        {k: v for k, v in before.items() if k != "job"},
+        "after the failed build vs the uninterrupted run before its batch",
     )
 
     flaky_llm.fail_after(None)
