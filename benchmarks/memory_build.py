@@ -191,39 +191,29 @@ def text_builders(subsets: dict[str, Path], tiers: list[str], folder: Path, embe
                     )
                 )
             growth = summary["records"]
-            rows.append(
-                _row(
-                    "records",
-                    subset,
-                    tier,
-                    extracted["clips"],
-                    growth["raw_records"] + growth["memory_entries"],
-                    minutes,
-                    records_s,
-                    _builder_sizes(stats, footage_id, "records"),
-                    load_s=round(load_s, 1),
-                    heads_s=round(heads_s, 1),
-                    kept=growth["kept_records"],
-                    entries=growth["memory_entries"],
-                    **records_llm,
+            built = (
+                ("records", extracted["clips"], growth["raw_records"] + growth["memory_entries"], records_s, records_llm,
+                 {"kept": growth["kept_records"], "entries": growth["memory_entries"]}),
+                ("atomic", statements["clips"], statements["statements"], atomic_s, atomic_llm,
+                 {"per_view": statements["per_view"]}),
+            )  # fmt: skip
+            for builder, units_in, units_out, seconds, metered, extra in built:
+                rows.append(
+                    _row(
+                        builder,
+                        subset,
+                        tier,
+                        units_in,
+                        units_out,
+                        minutes,
+                        seconds,
+                        _builder_sizes(stats, footage_id, builder),
+                        load_s=round(load_s, 1),
+                        heads_s=round(heads_s, 1),
+                        **extra,
+                        **metered,
+                    )
                 )
-            )
-            rows.append(
-                _row(
-                    "atomic",
-                    subset,
-                    tier,
-                    statements["clips"],
-                    statements["statements"],
-                    minutes,
-                    atomic_s,
-                    _builder_sizes(stats, footage_id, "atomic"),
-                    load_s=round(load_s, 1),
-                    heads_s=round(heads_s, 1),
-                    per_view=statements["per_view"],
-                    **atomic_llm,
-                )
-            )
             sizes.append(
                 {
                     "tier": tier,
