@@ -162,6 +162,36 @@ def _repeating(tokens: list[int]) -> bool:
     return False
 
 
+RECENT_REPLIES = 4  # a reply's JSON keys and phrasing are drafted from the last few replies too
+DRAFT_GRAM = (3, 2)  # the reply's last tokens looked up, longest first
+DRAFT_TOKENS = 3  # drafted at most per step: a 1.5B model on 2 cores evaluates 4 tokens in ~1.9x the time of one
+
+
+class _Drafts:
+    """What a reply may go on with: the tokens that followed its last DRAFT_GRAM tokens where they
+    were last seen, in the prompt, a recent reply or the reply itself (prompt lookup decoding)."""
+
+    def __init__(self, texts: list[list[int]]):
+        self.tokens: list[int] = []
+        self.after: dict[tuple[int, ...], int] = {}  # an n-gram -> where what followed it last starts
+        for text in texts:
+            for token in text:
+                self.add(token)
+
+    def add(self, token: int) -> None:
+        end = len(self.tokens)  # the n-grams ending just before `token` are followed by it
+        for n in DRAFT_GRAM:
+            if end >= n:
+                self.after[tuple(self.tokens[end - n : end])] = end
+        self.tokens.append(token)
+
+    def next(self, room: int) -> list[int]:
+        for n in DRAFT_GRAM:
+            if (at := self.after.get(tuple(self.tokens[-n:]))) is not None:
+                return self.tokens[at : at + min(DRAFT_TOKENS, room)]
+        return []
+
+
 class _Grammar:
     """A JSON schema as a llama.cpp grammar, asked token by token. llama-cpp-python's sampler applies
     the grammar to the whole vocabulary (~150k tokens for Qwen) at every step; a greedy reply asks it
@@ -241,6 +271,7 @@ class LocalLLM:
         self.model_id = model_id or Path(model_path).stem
         self._llama = Llama(str(model_path), n_ctx=n_ctx, n_threads=threads, n_batch=512, logits_all=False, verbose=False)
         self._kept: list[_Kept] = []  # most recently used last
+        self._replies: list[list[int]] = []  # the last replies' tokens, most recent last: drafts for the next
 
     def chat(
         self,
@@ -260,13 +291,23 @@ class LocalLLM:
         self._eval_after_shared_prefix(prompt)
         grammar = _Grammar(self._llama, schema) if schema is not None else None
         try:  # always streamed: one path, and the caller may watch the reply grow
-            return self._reply(min(max_tokens, room), temperature, grammar, on_text), len(prompt)
+            return self._reply(prompt, min(max_tokens, room), temperature, grammar, on_text), len(prompt)
         finally:
             if grammar is not None:
                 grammar.close()
 
-    def _reply(self, max_tokens: int, temperature: float, grammar: _Grammar | None, on_text: TextSink | None) -> str:
-        """Generate after the evaluated prompt until an end-of-generation token or `max_tokens`."""
+    def _reply(
+        self, prompt: list[int], max_tokens: int, temperature: float, grammar: _Grammar | None, on_text: TextSink | None
+    ) -> str:
+        """Generate after the evaluated prompt until an end-of-generation token or `max_tokens`.
+
+        A greedy reply is drafted ahead (`_Drafts`): the tokens that followed the same words in the
+        prompt or a recent reply are evaluated together with the next one, in one batch, and kept as
+        far as they are what the model picks anyway: fewer steps where it copies (a name, a date, a
+        quoted line, the JSON keys). 12 LoCoMo answers with llm-quality: 800 tokens in 440 steps,
+        110 s instead of 122 s with their prompts. A batch's arithmetic differs from one token's in
+        the last bits, so where two tokens nearly tie the wording may differ (5 of those 12 replies;
+        their answers did not)."""
         import llama_cpp
         import numpy as np
 
@@ -274,25 +315,47 @@ class LocalLLM:
         vocab = llama_cpp.llama_model_get_vocab(llama.model)
         rng = np.random.default_rng(0)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")  # a character may span tokens
+        drafts = _Drafts([*self._replies, prompt]) if temperature <= 0.0 else None
         pieces: list[str] = []
         tokens: list[int] = []
-        for _ in range(max_tokens):
-            if _repeating(tokens):
-                log.info("%s: reply stopped after repeating itself %d times", self.model_id, REPEATS)
-                break
-            logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llama.ctx, -1), shape=(llama.n_vocab(),))
-            token = _pick(logits, temperature, grammar, rng)
-            if llama_cpp.llama_vocab_is_eog(vocab, token):
-                break
+
+        def logits(i: int):
+            return np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llama.ctx, i), shape=(llama.n_vocab(),))
+
+        def take(token: int) -> bool:
+            """Keep `token` in the reply; False when the reply ends with it."""
             if grammar is not None:
                 grammar.accept(token)
             tokens.append(token)
-            piece = decoder.decode(llama.detokenize([token]))
-            if piece:
+            if drafts is not None:
+                drafts.add(token)
+            if piece := decoder.decode(llama.detokenize([token])):
                 pieces.append(piece)
                 if on_text is not None:
                     on_text(piece)
-            llama.eval([token])
+            if _repeating(tokens):
+                log.info("%s: reply stopped after repeating itself %d times", self.model_id, REPEATS)
+                return False
+            return len(tokens) < max_tokens
+
+        token = _pick(logits(-1), temperature, grammar, rng)
+        going = not llama_cpp.llama_vocab_is_eog(vocab, token) and take(token)
+        while going:
+            batch = [token, *(drafts.next(max_tokens - len(tokens)) if drafts is not None else [])]
+            start = llama.n_tokens
+            llama._ctx.kv_cache_seq_rm(-1, start, -1)
+            llama._batch.set_batch(batch=batch, n_past=start, logits_all=True)
+            llama._ctx.decode(llama._batch)
+            kept = 0
+            while going and kept < len(batch):
+                token = _pick(logits(kept), temperature, grammar, rng)
+                kept += 1
+                going = not llama_cpp.llama_vocab_is_eog(vocab, token) and take(token)
+                if kept == len(batch) or token != batch[kept]:
+                    break  # the model goes elsewhere than the draft: `token` is evaluated next step
+            llama.input_ids[start : start + kept] = batch[:kept]
+            llama.n_tokens = start + kept  # drafted tokens the model did not pick leave the cache
+        self._replies = [*self._replies[-(RECENT_REPLIES - 1) :], tokens]
         return "".join(pieces)
 
     def keep_prefix(self, messages: Messages) -> None:

@@ -66,6 +66,25 @@ def test_a_greedy_schema_reply_is_the_one_the_whole_vocabulary_grammar_gives(tin
     assert data["records"] and all(r["tag"] in {"zebra-7", "quokka-9"} for r in data["records"])
 
 
+def test_a_reply_that_copies_its_prompt_takes_fewer_steps_than_tokens_and_is_the_same_reply(tiny_llm, monkeypatch):
+    """Drafted tokens (what followed the same words in the prompt) are checked in one batch: a copied
+    sentence takes fewer model steps than it has tokens, and the reply is the one drafting nothing gives."""
+    from egodesk.perception import llm as llm_module
+
+    schema = {"type": "object", "properties": {"sentence": {"type": "string"}}, "required": ["sentence"]}
+    messages = [{"role": "user", "content": 'Copy this sentence into JSON: "The blue bowl by the kitchen window holds my keys."'}]
+    steps = []
+    decode = tiny_llm._llama._ctx.decode
+    monkeypatch.setattr(tiny_llm._llama._ctx, "decode", lambda batch: (steps.append(batch.batch.n_tokens), decode(batch))[1])
+    drafted, _ = tiny_llm.chat(messages, max_tokens=40, schema=schema)
+    drafted_steps = len(steps) - 1  # the first step reads the prompt
+    monkeypatch.setattr(llm_module, "DRAFT_TOKENS", 0)
+    steps.clear()
+    plain, _ = tiny_llm.chat(messages, max_tokens=40, schema=schema)
+    assert "kitchen window" in drafted and drafted == plain
+    assert drafted_steps < 0.8 * (len(steps) - 1) and max(steps[1:]) == 1
+
+
 def test_a_sampled_schema_reply_keeps_to_the_schema(tiny_llm):
     schema = {"type": "object", "properties": {"colour": {"enum": ["teal", "ochre"]}}, "required": ["colour"]}
     messages = [{"role": "user", "content": "Name a colour as JSON."}]
