@@ -253,4 +253,8 @@ class OnlineCompressor:
         return Decision(context, used, proto, created, proto_sim, nu, dt_units, n, w, kept, entry, entry_created, sims)
 
     def history_matrix(self) -> np.ndarray:
+        """The recent events' embeddings, a row each; none before the first record (a footage whose
+        first batches yield no record)."""
+        if not self.history:
+            return np.zeros((0, 0))
         return np.asarray(list(self.history), dtype=np.float64).reshape(len(self.history), -1)

@@ -24,9 +24,9 @@ from sqlalchemy.orm import Session
 
 from egodesk.core.faults import fault_point
 from egodesk.core.types import Progress
-from egodesk.memory.parent_child import transcript_line
 from egodesk.memory.record_tables import BuildProgress, get_progress, last_done
 from egodesk.memory.schema import Caption, Clip, Keyframe, TranscriptSegment
+from egodesk.memory.speech import clip_speech
 from egodesk.memory.store import Store
 from egodesk.perception import prompts
 from egodesk.perception.llm import LLMError
@@ -72,10 +72,8 @@ class ClipText:
 
 def footage_clips(session: Session, footage_id: int) -> list[ClipText]:
     """The footage's clips that have something to tell the builders (`shown_caption` or speech), in clip order."""
-    clips = {
-        c.id: ClipText(c.id, c.idx, c.start_ts, c.end_ts)
-        for c in session.scalars(select(Clip).where(Clip.footage_id == footage_id).order_by(Clip.idx))
-    }
+    rows = session.scalars(select(Clip).where(Clip.footage_id == footage_id).order_by(Clip.idx)).all()
+    clips = {c.id: ClipText(c.id, c.idx, c.start_ts, c.end_ts) for c in rows}
     for caption in session.scalars(select(Caption).where(Caption.footage_id == footage_id)):
         if caption.clip_id in clips:
             clips[caption.clip_id].caption = caption.text.strip()
@@ -84,14 +82,9 @@ def footage_clips(session: Session, footage_id: int) -> list[ClipText]:
         .where(TranscriptSegment.footage_id == footage_id)
         .order_by(TranscriptSegment.start_ts, TranscriptSegment.idx)
     )
+    for clip_id, lines in clip_speech(segments, rows).items():
+        clips[clip_id].speech = lines
     ordered = sorted(clips.values(), key=lambda c: c.idx)
-    for seg in segments:
-        clip_id = seg.clip_id
-        if clip_id is None:  # a segment outside every clip's span joins the clip it starts in, if any
-            clip_id = next((c.clip_id for c in ordered if c.start <= seg.start_ts < c.end), None)
-        line = transcript_line(seg)
-        if clip_id in clips and line:
-            clips[clip_id].speech.append(line)
     frames = session.execute(
         select(Keyframe.clip_id, Keyframe.ocr_text)
         .where(Keyframe.clip_id.in_(list(clips)))

@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 from egodesk.core.settings import Settings
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.schema import Caption, Clip, TranscriptSegment, Unit
+from egodesk.memory.speech import transcript_line
 from egodesk.memory.store import Store
 from egodesk.memory.unitsync import sync_units
 
@@ -99,14 +100,6 @@ def _cap(sentence: str, max_chars: int) -> list[str]:
     if sentence:
         out.append(sentence)
     return out
-
-
-def transcript_line(segment: TranscriptSegment) -> str:
-    """ "Speaker: words" (imported text may already carry the speaker prefix)."""
-    text = segment.text.strip()
-    if segment.speaker and not text.startswith(f"{segment.speaker}:"):
-        return f"{segment.speaker}: {text}"
-    return text
 
 
 def _parents(session: Session, footage_id: int) -> list[_Parent]:

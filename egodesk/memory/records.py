@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from egodesk.core.words import cue_words
 from egodesk.memory.llm_batches import ClipText, halves_of_failed
 from egodesk.memory.store import Unit
 from egodesk.perception import prompts
@@ -162,6 +163,8 @@ def parse_records(data: Any, clips: list[ClipText], wearer: str) -> list[Record]
         values["action"] = values["action"].lower()
         if not values["action"]:
             continue
+        if _invented(values["object"], clip):
+            continue
         raw_attributes = item.get("attributes")
         attributes = [a for a in (_clean(x, 40) for x in raw_attributes) if a] if isinstance(raw_attributes, list) else []
         record = Record(
@@ -173,6 +176,13 @@ def parse_records(data: Any, clips: list[ClipText], wearer: str) -> list[Record]
             out.append(record)
     order = {clip.clip_id: i for i, clip in enumerate(clips)}
     return sorted(out, key=lambda r: order[r.clip_id])  # stable: keeps each entry's own record order
+
+
+def _invented(thing: str, clip: ClipText) -> bool:
+    """Whether a record's object is none of the entry's own words: a small model copies the prompt's
+    example into entries it cannot parse (LoCoMo's "Hey Mel!" became "Tasha ask for salt")."""
+    words = cue_words(thing)
+    return bool(words) and not words & cue_words(" ".join([clip.caption, *clip.speech, *clip.screen]))
 
 
 def record_budget(clips: list[ClipText]) -> int:

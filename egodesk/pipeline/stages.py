@@ -21,6 +21,7 @@ from egodesk.media.audio import extract_audio
 from egodesk.media.frames import read_frame_at, sample_frames
 from egodesk.media.keyframes import select_keyframes, write_thumbnail
 from egodesk.memory.schema import Caption, Clip, Footage, Keyframe, TranscriptSegment
+from egodesk.memory.speech import clip_speech
 from egodesk.memory.store import Store
 from egodesk.pipeline.engines import Engines
 from egodesk.pipeline.jobs import finish
@@ -207,6 +208,7 @@ def run_captions(ctx: StageContext) -> None:
                 select(TranscriptSegment).where(TranscriptSegment.footage_id == ctx.footage_id).order_by(TranscriptSegment.idx)
             )
         )
+    said = clip_speech(segments, clips)
     captions = []
     previous = ""
     for done, clip in enumerate(clips, start=1):
@@ -220,7 +222,7 @@ def run_captions(ctx: StageContext) -> None:
             for kf in keyframes
             if kf.clip_id == clip.id
         ]
-        speech = " ".join(s.text for s in segments if s.clip_id == clip.id).strip()
+        speech = " ".join(said[clip.id]).strip()
         context = ClipContext(
             start=clip.start_ts,
             end=clip.end_ts,

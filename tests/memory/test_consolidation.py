@@ -64,6 +64,14 @@ def test_compressor_history_is_the_k_previous_records():
     assert decision.context == pytest.approx([0.894427, 0.447214], abs=1e-6)
 
 
+def test_a_compressor_before_its_first_record_saves_an_empty_history():
+    """A footage whose first batches yield no record still saves its progress mark."""
+    from egodesk.memory.record_tables import from_bytes, to_bytes
+
+    saved = to_bytes(OnlineCompressor(CompressionParams(), dim=2).history_matrix())
+    assert from_bytes(saved).size == 0
+
+
 def test_prototype_assignment_threshold_and_cap():
     bank = Prototypes(dim=2)
     assert bank.assign(X, 10.0, 0.75, cap=2)[:2] == (0, True)

@@ -121,6 +121,24 @@ def test_a_record_quotes_the_transcript_line_it_points_at_verbatim():
     assert [r.speech for r in parse_records(reply, batch, "Jake")] == ["Jake: Sure, here it is!", "", ""]
 
 
+def test_a_record_whose_object_is_none_of_the_entrys_words_is_dropped():
+    """The prompt's example ("Tasha ask for salt") copied into an entry that holds no salt is invented;
+    an object in the entry's caption, speech or on-screen text, in another inflection too, is kept."""
+    batch = clips("I walk into the cafe.")
+    batch[0].speech = ["Caroline: Hey Mel! Good to see you!"]
+    batch[0].screen = ["SOUP OF THE DAY: TOMATO"]
+    reply = {
+        "records": [
+            {"id": 1, "persons": ["Tasha"], "action": "ask for", "object": "salt", "said": 1},
+            {"id": 1, "action": "walk into", "object": "cafes"},
+            {"id": 1, "action": "read", "object": "soup of the day"},
+            {"id": 1, "persons": ["Caroline"], "action": "greet", "object": "Mel", "said": 1},
+            {"id": 1, "action": "stand"},
+        ]
+    }
+    assert [r.object for r in parse_records(reply, batch, "Jake")] == ["cafes", "soup of the day", "Mel", ""]
+
+
 def test_build_stop_resume_with_the_test_model(store, lib_paths, tmp_path, embedder, tiny_llm):
     footage = import_narrations(store, tmp_path, NARRATIONS)
     indices = IndexManager(store, lib_paths.indices)
