@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 from egodesk.core.settings import Settings
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.schema import Caption, Clip, TranscriptSegment, Unit
-from egodesk.memory.speech import transcript_line
+from egodesk.memory.speech import segment_clip, transcript_line
 from egodesk.memory.store import Store
 from egodesk.memory.unitsync import sync_units
 
@@ -120,9 +120,7 @@ def _parents(session: Session, footage_id: int) -> list[_Parent]:
     groups: dict[str, list[TranscriptSegment]] = defaultdict(list)
     clip_of: dict[str, int | None] = {}
     for seg in segments:
-        clip_id = (
-            seg.clip_id if seg.clip_id is not None else next((c.id for c in clips if c.start_ts <= seg.start_ts < c.end_ts), None)
-        )
+        clip_id = segment_clip(seg, clips)
         key = f"transcript:clip{clip_id}" if clip_id is not None else f"transcript:seg{seg.id}"
         groups[key].append(seg)
         clip_of[key] = clip_id

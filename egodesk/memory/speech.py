@@ -9,8 +9,38 @@ builders. A segment without word timings (imported subtitles) stays whole with t
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Protocol, TypeVar
 
-from egodesk.memory.schema import Clip, TranscriptSegment
+from egodesk.memory.schema import TranscriptSegment
+
+
+class _Span(Protocol):
+    @property
+    def id(self) -> int: ...
+    @property
+    def start_ts(self) -> float: ...
+    @property
+    def end_ts(self) -> float: ...
+
+
+SpanT = TypeVar("SpanT", bound=_Span)
+
+
+def clip_holding(clips: Sequence[SpanT], ts: float) -> SpanT | None:
+    """The clip whose span holds `ts` (clips in time order); a moment at or past the last clip's
+    end belongs to the last clip, since a footage's final clip ends where its audio may run on."""
+    for clip in clips:
+        if clip.start_ts <= ts < clip.end_ts:
+            return clip
+    return clips[-1] if clips and ts >= clips[-1].start_ts else None
+
+
+def segment_clip(segment: TranscriptSegment, clips: Sequence[_Span]) -> int | None:
+    """The clip a segment belongs to: its stored clip, else the one whose span holds its start."""
+    if segment.clip_id is not None:
+        return segment.clip_id
+    clip = clip_holding(clips, segment.start_ts)
+    return clip.id if clip is not None else None
 
 
 def transcript_line(segment: TranscriptSegment, text: str | None = None) -> str:
@@ -22,27 +52,23 @@ def transcript_line(segment: TranscriptSegment, text: str | None = None) -> str:
     return text
 
 
-def clip_speech(segments: Iterable[TranscriptSegment], clips: Sequence[Clip]) -> dict[int, list[str]]:
+def clip_speech(segments: Iterable[TranscriptSegment], clips: Sequence[_Span]) -> dict[int, list[str]]:
     """Each clip's speech lines, in the order given: a segment's words go to the clip their middle
     falls in; a segment within one clip, or without word timings, is one line of the clip it starts
-    in (its stored clip, else the one whose span holds its start)."""
+    in (`segment_clip`)."""
     ordered = sorted(clips, key=lambda c: c.start_ts)
     out: dict[int, list[str]] = {c.id: [] for c in ordered}
-
-    def clip_at(ts: float) -> int | None:
-        return next((c.id for c in ordered if c.start_ts <= ts < c.end_ts), None)
-
     for seg in segments:
         parts: dict[int, list[str]] = {}
         for word, start, end, *_ in seg.words or []:
-            if (clip := clip_at((start + end) / 2)) is not None:
-                parts.setdefault(clip, []).append(word)
+            if (holder := clip_holding(ordered, (start + end) / 2)) is not None:
+                parts.setdefault(holder.id, []).append(word)
         if len(parts) > 1:
             for clip, words in parts.items():
                 if line := transcript_line(seg, " ".join(w.strip() for w in words)):
                     out[clip].append(line)
             continue
-        clip = seg.clip_id if seg.clip_id in out else clip_at(seg.start_ts)
-        if clip is not None and (line := transcript_line(seg)):
-            out[clip].append(line)
+        home = segment_clip(seg, ordered)
+        if home in out and (line := transcript_line(seg)):
+            out[home].append(line)
     return out

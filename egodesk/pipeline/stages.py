@@ -21,7 +21,7 @@ from egodesk.media.audio import extract_audio
 from egodesk.media.frames import read_frame_at, sample_frames
 from egodesk.media.keyframes import select_keyframes, write_thumbnail
 from egodesk.memory.schema import Caption, Clip, Footage, Keyframe, TranscriptSegment
-from egodesk.memory.speech import clip_speech
+from egodesk.memory.speech import clip_holding, clip_speech
 from egodesk.memory.store import Store
 from egodesk.pipeline.engines import Engines
 from egodesk.pipeline.jobs import finish
@@ -85,7 +85,7 @@ def run_asr(ctx: StageContext) -> None:
         session.execute(delete(TranscriptSegment).where(TranscriptSegment.footage_id == ctx.footage_id))
         for idx, segment in enumerate(segments):
             start = footage.start_ts + segment.start
-            clip = _clip_at(clips, start)
+            clip = clip_holding(clips, start)
             words = [
                 [w.text, footage.start_ts + w.start, footage.start_ts + w.end, round(w.probability, 3)] for w in segment.words
             ]
@@ -104,13 +104,6 @@ def run_asr(ctx: StageContext) -> None:
         finish(session, ctx.footage_id, "asr", len(segments))
     if ctx.audio_path.exists():
         ctx.audio_path.unlink()  # the transcript is stored; the WAV was only its input
-
-
-def _clip_at(clips: list[Clip], ts: float) -> Clip | None:
-    for clip in clips:
-        if clip.start_ts <= ts < clip.end_ts:
-            return clip
-    return clips[-1] if clips and ts >= clips[-1].start_ts else None
 
 
 def run_keyframes(ctx: StageContext) -> None:
