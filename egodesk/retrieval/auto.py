@@ -5,8 +5,11 @@ Routing a question to one strategy by its wording lost on footage nobody tuned f
 benchmark every "between 17:26:09 and 17:26:29, which ..." question went to `timeaware` (Hit@5 0.66
 against hybrid's 0.76), and "when did I see a cat?" went there too and never reached the clip whose
 caption said "cat". Instead every member that the library can serve ranks the question and the
-rankings are fused by reciprocal rank, per moment: a clip's caption, its transcript and the atomic
-statements cut from it are one moment, so members that rank different units of one clip agree.
+rankings are fused per moment: a clip's caption, its transcript and the atomic statements cut from it
+are one moment, so members that rank different units of one clip agree. Each member gives a moment
+its weight times the moment's share of the member's score range (`score_shares`: 1 at its top, 0 at
+the last unit it pooled), not a reciprocal rank: a member whose top stands far above the rest is
+sure, one with a close runner-up is not, and ranks alone cannot tell the two apart.
 - `hybrid`: dense + BM25 over the sub-chunks, the plain fusion every other ranking must not lose to;
 - `context`: dense + BM25 over whole captions and transcript turns with neighbour smoothing
   (LoCoMo's turns answer one another);
@@ -19,12 +22,14 @@ Weights: `context` 2, `flat` 1.5, `timeaware` 1 for a question with temporal int
 after", "usually", "when", a named time); a member of weight 0 (`hybrid`, and `timeaware` for the rest) is
 not run, because on the 200-hour scale library each member's first use costs seconds (5.5 s for the first
 question with all three, over the 2 s bound). `hybrid` at 0.5 or 1 lowered LoCoMo (0.657, 0.616).
-k0 = 20, measured Hit@5 with nomic-embed-text-v1.5 on libraries as `egodesk eval` builds them (no LLM
-memories), k0 = 10 in brackets: LoCoMo-200 0.722 (0.712; multi-hop 0.594 against its dense floor 0.594,
-0.562 at k0 = 10), epic-dev 0.995 (0.995, Hit@1 0.975 both), the derived clock-window set 0.989 (0.986),
-the test day with its LLM memories 0.974 (0.974). With LLM memories in the LoCoMo library, k0 = 10 was
-ahead (0.727 against 0.707). Without `flat` the figures were 0.702, 1.000, 0.986 and 0.947, and LoCoMo's
-multi-hop questions stayed under their dense floor.
+Measured with nomic-embed-text-v1.5 on libraries as `egodesk eval` builds them (no LLM memories),
+Hit@5 (Hit@1), reciprocal rank fusion at k0 = 20 -> score shares, the same weights: LoCoMo-200 0.722
+(0.389) -> 0.737 (0.419), per category none lower (adversarial 0.681 -> 0.723, open-domain 0.455 ->
+0.545, multi-hop 0.594 at its dense floor either way); epic-dev 0.991 (0.954) -> 0.993 (0.954); the
+derived clock-window set 0.989 (0.705) -> 0.989 (0.758); the test day with its LLM memories, the cited
+the annotated moment first (Hit@1) 0.658 -> 0.789, Hit@5 the same. Without `flat`, under RRF, the
+figures were 0.702, 1.000, 0.986 and 0.947, and LoCoMo's multi-hop questions stayed under their dense
+floor.
 A member that pinpointed a moment (`timeaware` found a first/last occurrence holding the
 event's words, and what came right after it) is sure of this question: the pinpointed moment stays on
 top and that member's weight is multiplied by PINPOINT_WEIGHT. That is a decision from how well the units
@@ -47,7 +52,6 @@ from egodesk.retrieval.timeaware import TimeAware
 MEMBERS: tuple[type[Strategy], ...] = (Hybrid, Context, Flat, TimeAware)
 WEIGHTS = {"hybrid": 0.0, "context": 2.0, "flat": 1.5, "timeaware": 1.0}
 PLAIN_TIMEAWARE = 0.0  # timeaware's weight for a question without temporal intent
-FUSION_K0 = 20  # a short list: the top ranks of each member should count for more than RRF's usual 60
 PINPOINT_WEIGHT = 3.0  # a member sure of the moment outweighs the others agreeing on another
 ANCHOR_POOL = 8  # the fused top moments searched for the event of "right after X"
 FOLLOWING = 2  # moments put right after the anchor of "what did I do right after X"
@@ -76,6 +80,7 @@ class Auto(Strategy):
             _analysis=query.analysis,
         )
         ranks: dict[int, dict[str, int]] = {}  # moment -> member -> its best rank there
+        shares: dict[int, dict[str, float]] = {}  # moment -> member -> how close its best unit came to the member's top
         best: dict[int, tuple[int, int, Evidence]] = {}  # moment -> (rank, member order, the unit shown for it)
         pinned: list[int] = []
         weights: dict[str, float] = {}
@@ -86,15 +91,16 @@ class Auto(Strategy):
             weights[member.name] = self._weight(member.name, query) * (
                 PINPOINT_WEIGHT if any(ev.pinpointed for ev in found) else 1.0
             )
-            for rank, ev in enumerate(found, start=1):
+            for rank, (ev, share) in enumerate(zip(found, score_shares(found)), start=1):
                 moment = self._moment(catalog, ev)
                 ranks.setdefault(moment, {}).setdefault(member.name, rank)
+                shares.setdefault(moment, {}).setdefault(member.name, share)
                 if ev.pinpointed and moment not in pinned:
                     pinned.append(moment)
                     best[moment] = (0, order, ev)  # the unit that was pinpointed is the one shown
                 elif moment not in best or (rank, order) < best[moment][:2]:
                     best[moment] = (rank, order, ev)
-        fused = {m: sum(weights[name] / (FUSION_K0 + r) for name, r in member_ranks.items()) for m, member_ranks in ranks.items()}
+        fused = {m: sum(weights[name] * share for name, share in member_shares.items()) for m, member_shares in shares.items()}
         ordered = pinned + sorted((m for m in fused if m not in pinned), key=lambda m: (-fused[m], best[m][0], m))
         if query.analysis.relation and ordered:
             ordered = self._follow(catalog, query, ordered, best, fused)
@@ -147,3 +153,17 @@ class Auto(Strategy):
     def _moment(catalog, ev: Evidence) -> int:
         row = catalog.row(ev.unit_id)
         return -ev.unit_id if row is None else catalog.moment(row)
+
+
+def score_shares(found: list[Evidence]) -> list[float]:
+    """Each unit's score as a share of the way from the member's last pooled unit (0) to its first (1),
+    never above a unit ranked before it (a member that reorders by time keeps its order). A member
+    whose top stands far above the rest gives the rest little; ranks alone would give them as much as
+    after a close call."""
+    if not found:
+        return []
+    held = [found[0].score]
+    for ev in found[1:]:
+        held.append(min(held[-1], ev.score))
+    low, high = held[-1], held[0]
+    return [1.0] * len(held) if high <= low else [(s - low) / (high - low) for s in held]

@@ -226,6 +226,18 @@ def test_an_open_answer_no_shown_line_holds_becomes_the_abstention():
         assert not answer.abstained and answer.text == held, held
 
 
+def test_an_answer_spelled_otherwise_than_its_line_is_held_and_a_different_word_is_not():
+    lines = [
+        ev(1, 1000.0, "Dinner is ready at eight. [on screen: 'LASAGNE', 'OVEN 180 C']"),
+        ev(2, 2000.0, "I walk into the garden."),
+    ]
+    kept = answer_question(ScriptedLLM({"evidence": ["E1"], "reasoning": "-", "answer": "lasagna"}), "What is for dinner?", lines)
+    assert not kept.abstained and kept.text == "lasagna"
+    for other in ("the garage", "pizza", "a casserole"):
+        answer = answer_question(ScriptedLLM({"evidence": ["E2"], "reasoning": "-", "answer": other}), "Where was I?", lines)
+        assert answer.abstained, other
+
+
 def test_llm_failure_becomes_an_abstention_with_the_reason():
     answer = answer_question(ScriptedLLM("not json", "still not", "nope"), "q", EVIDENCE)
     assert answer.abstained and "did not return valid JSON" in answer.extra["error"]

@@ -7,6 +7,7 @@ from egodesk.core.settings import Settings
 from egodesk.core.types import Evidence
 from egodesk.memory.store import Unit
 from egodesk.memory.visual import TEXT_SPACE
+from egodesk.retrieval.auto import score_shares
 from egodesk.retrieval.base import Memory, Query
 from egodesk.retrieval.context import neighbours
 from egodesk.retrieval.registry import make_strategy, strategy_names
@@ -146,6 +147,18 @@ def test_auto_keeps_the_pinpointed_moment_first_and_fuses_the_rest(memory):
     plain = auto.retrieve(Query("What did Caroline paint inside the bowl?", k=3))
     assert not any(ev.pinpointed for ev in plain) and "fish painted inside" in plain[0].text
     assert {"hybrid", "context", "timeaware"} & set(plain[0].ranks)
+
+
+def test_auto_weighs_a_members_units_by_how_close_they_came_to_its_top():
+    def found(*scores):
+        return [Evidence(i, 1, "f", i, i + 1, "t", s) for i, s in enumerate(scores)]
+
+    sure, close = score_shares(found(0.9, 0.3, 0.2, 0.1)), score_shares(found(0.9, 0.88, 0.2, 0.1))
+    assert sure[0] == close[0] == 1.0 and sure[-1] == close[-1] == 0.0
+    assert sure[1] < 0.3 < 0.9 < close[1]  # a runner-up far below the top counts for little, a close one nearly as much
+    reordered = score_shares(found(0.9, 0.5, 0.7, 0.1))  # a member that put a unit first by time keeps its order
+    assert reordered == sorted(reordered, reverse=True)
+    assert score_shares(found(0.4, 0.4)) == [1.0, 1.0] and score_shares([]) == []
 
 
 @pytest.mark.parametrize(
