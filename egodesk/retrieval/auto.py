@@ -26,10 +26,9 @@ Measured with nomic-embed-text-v1.5 on libraries as `egodesk eval` builds them (
 Hit@5 (Hit@1), reciprocal rank fusion at k0 = 20 -> score shares, the same weights: LoCoMo-200 0.722
 (0.389) -> 0.737 (0.419), per category none lower (adversarial 0.681 -> 0.723, open-domain 0.455 ->
 0.545, multi-hop 0.594 at its dense floor either way); epic-dev 0.991 (0.954) -> 0.993 (0.954); the
-derived clock-window set 0.989 (0.705) -> 0.989 (0.758); the test day with its LLM memories, the cited
-the annotated moment first (Hit@1) 0.658 -> 0.789, Hit@5 the same. Without `flat`, under RRF, the
-figures were 0.702, 1.000, 0.986 and 0.947, and LoCoMo's multi-hop questions stayed under their dense
-floor.
+derived clock-window set 0.989 (0.705) -> 0.989 (0.758); the test day with its LLM memories 1.000
+(0.658) -> 1.000 (0.789). Without `flat`, under RRF, the Hit@5 figures were 0.702, 1.000, 0.986 and
+0.947, and LoCoMo's multi-hop questions stayed under their dense floor.
 A member that pinpointed a moment (`timeaware` found a first/last occurrence holding the
 event's words, and what came right after it) is sure of this question: the pinpointed moment stays on
 top and that member's weight is multiplied by PINPOINT_WEIGHT. That is a decision from how well the units
