@@ -7,7 +7,7 @@ from egodesk.core.settings import Settings
 from egodesk.core.types import Evidence
 from egodesk.memory.store import Unit
 from egodesk.memory.visual import TEXT_SPACE
-from egodesk.retrieval.auto import score_shares
+from egodesk.retrieval.auto import CARRY_GAP, carried, score_shares
 from egodesk.retrieval.base import Memory, Query
 from egodesk.retrieval.context import neighbours
 from egodesk.retrieval.registry import make_strategy, strategy_names
@@ -159,6 +159,14 @@ def test_auto_weighs_a_members_units_by_how_close_they_came_to_its_top():
     reordered = score_shares(found(0.9, 0.5, 0.7, 0.1))  # a member that put a unit first by time keeps its order
     assert reordered == sorted(reordered, reverse=True)
     assert score_shares(found(0.4, 0.4)) == [1.0, 1.0] and score_shares([]) == []
+
+
+def test_auto_lifts_the_moment_right_after_a_strong_match():
+    """The turn asking "do you have any pets?" matches the question; the reply naming the pet comes
+    next and carries part of its score. A moment of another source, or one further on, gets nothing."""
+    at = {1: ("talk", 100.0), 2: ("talk", 120.0), 3: ("other", 120.0), 4: ("talk", 120.0 + CARRY_GAP + 30.0)}
+    fused = carried({1: 3.0, 2: 1.0, 3: 1.0, 4: 1.0}, at)
+    assert fused[1] == 3.0 and fused[2] > fused[3] == 1.0 and fused[4] == 1.0
 
 
 @pytest.mark.parametrize(
