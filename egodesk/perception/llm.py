@@ -259,7 +259,7 @@ def _pick(logits, temperature: float, grammar: _Grammar | None, rng) -> int:
 
 
 class LocalLLM:
-    """A GGUF run in-process by llama.cpp (CPU, portable AVX2 build)."""
+    """A GGUF run in-process by llama.cpp (a CPU build with the flags this machine runs: setup.sh)."""
 
     in_flight = 1  # one llama.cpp context: calls may not overlap
 
