@@ -9,22 +9,6 @@ started=$(date +%s)
 say() { printf '[setup] %s\n' "$*"; }
 
 CACHE="${EGODESK_SETUP_CACHE:-$HOME/.cache/egodesk}"
-LLAMA_VERSION=0.3.36
-# -march=native would emit AMX code that some virtual machines do not execute (SIGILL), so the flags are
-# named: AVX2 always, and AVX-512 where this CPU runs it (the kernel lists it in /proc/cpuinfo only when it
-# saves that state). llama.cpp's Q4_K prompt kernels have a 512-bit path: llm-quality reads a prompt at
-# ~106 tokens/s instead of ~71 on 2 cores (generation is memory-bound: 14 tokens/s either way).
-LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
-CPU_FLAGS=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
-cpu_has() { [[ "$CPU_FLAGS" == *" $1 "* ]]; }
-if cpu_has avx512f && cpu_has avx512cd && cpu_has avx512vl && cpu_has avx512dq && cpu_has avx512bw; then
-  LLAMA_CMAKE_ARGS+=" -DGGML_AVX512=ON"
-  cpu_has avx512vbmi && LLAMA_CMAKE_ARGS+=" -DGGML_AVX512_VBMI=ON"
-  cpu_has avx512_vnni && LLAMA_CMAKE_ARGS+=" -DGGML_AVX512_VNNI=ON"
-  cpu_has avx512_bf16 && LLAMA_CMAKE_ARGS+=" -DGGML_AVX512_BF16=ON"
-fi
-cpu_has avx_vnni && LLAMA_CMAKE_ARGS+=" -DGGML_AVX_VNNI=ON"
-LLAMA_BUILD="$LLAMA_VERSION $LLAMA_CMAKE_ARGS"  # a wheel is kept, and an install recognised, by version and flags
 APT_PACKAGES=(ffmpeg libpulse0 xvfb xauth libegl1 libgl1 libfontconfig1 libfreetype6 libxkbcommon0
   libglib2.0-0 libdbus-1-3 libx11-6 libxext6 libxrandr2 libdrm2 libbrotli1 libxcb-cursor0 libxcb-icccm4
   libxcb-image0 libxcb-keysyms1 libxcb-render-util0 libxcb-shape0 libxcb-xkb1 libxkbcommon-x11-0
@@ -62,23 +46,11 @@ else
 fi
 
 # 3. llama-cpp-python: no Linux wheel on PyPI, so build once with this CPU's flags and keep the wheel.
-llama_stamp=.venv/.egodesk-llama
-if [ "$(cat "$llama_stamp" 2>/dev/null)" != "$LLAMA_BUILD" ] \
-  || ! $PY -c "import llama_cpp, sys; sys.exit(llama_cpp.__version__ != '$LLAMA_VERSION')" 2>/dev/null; then
-  wheels="$CACHE/wheels/llama-$(echo "$LLAMA_BUILD" | sha256sum | cut -c1-12)"
-  mkdir -p "$wheels"
-  wheel=$(ls "$wheels"/llama_cpp_python-$LLAMA_VERSION-*.whl 2>/dev/null | head -1 || true)
-  if [ -z "$wheel" ]; then
-    say "building llama-cpp-python $LLAMA_VERSION ($LLAMA_CMAKE_ARGS; about 10 minutes on 2 cores)"
-    CMAKE_ARGS="$LLAMA_CMAKE_ARGS" $PY -m pip wheel -q --no-cache-dir --no-deps -w "$wheels" \
-      "llama-cpp-python==$LLAMA_VERSION" 2>&1 | grep -v '^WARNING: Location' || true
-    wheel=$(ls "$wheels"/llama_cpp_python-$LLAMA_VERSION-*.whl | head -1)
-  fi
-  say "installing $(basename "$wheel")"
-  $PY -m pip install -q --no-deps --force-reinstall "$wheel" 2>&1 | grep -v '^WARNING: Location' || true
-  echo "$LLAMA_BUILD" > "$llama_stamp"
-else
+source scripts/llama_build.sh
+if llama_installed native; then
   say "llama-cpp-python $LLAMA_VERSION: installed"
+else
+  llama_install native
 fi
 
 # 4. Models: fetch, assemble, verify (and export the tagger to ONNX once, in a throwaway torch venv).

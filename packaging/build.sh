@@ -15,6 +15,13 @@ mkdir -p dist
 
 if [ "$what" != models ]; then
   started=$(date +%s)
+  # The app runs on other machines: it bundles llama.cpp built for any x86-64 with AVX2, not for this CPU
+  # (an AVX-512 build would stop with SIGILL where there is none). .venv gets its own build back after.
+  source scripts/llama_build.sh
+  if ! llama_installed portable; then
+    llama_installed native && trap 'llama_install native' EXIT
+    llama_install portable
+  fi
   say "the pinned PyInstaller in .venv (packaging/requirements.txt; seconds when present)"
   $PY -m pip install -q -r packaging/requirements.txt 2>&1 | grep -v '^WARNING: Location' || true
   say "freezing the app with PyInstaller (build/pyinstaller)"

@@ -94,6 +94,17 @@ def test_the_package_and_the_app_agree_on_the_version(packages, installed):
     assert f"egodesk-models (= {__version__})" in depends
 
 
+def test_the_app_bundles_llama_cpp_for_any_avx2_cpu(installed):
+    """The app is built on a machine whose own llama.cpp may use AVX-512 (setup.sh builds for its CPU);
+    the bundled one must not, or the app stops with SIGILL on a CPU without it."""
+    root, _ = installed
+    libraries = sorted((root / "opt/egodesk").rglob("libggml-cpu.so*"))
+    assert libraries
+    for library in libraries:
+        code = subprocess.run(["objdump", "-d", str(library)], capture_output=True, text=True, check=True).stdout
+        assert "%zmm" not in code, f"{library.name} holds AVX-512 instructions"
+
+
 def test_the_app_runs_its_own_code_not_the_checkout(installed):
     root, _ = installed
     result = egodesk(installed, "-c", "import egodesk, sys; print(egodesk.__file__); print(sys.executable)")
