@@ -171,11 +171,10 @@ def carried(fused: dict[int, float], at: dict[int, tuple[str, float]]) -> dict[i
     members rank the question's own turn first and its reply sixth (LoCoMo "What pet does Caroline
     have?": the turn asking about pets first, the one naming the guinea pig sixth)."""
     out = dict(fused)
-    for source in {src for src, _ in at.values()}:
-        moments = sorted((m for m in fused if at[m][0] == source), key=lambda m: at[m][1])
-        for before, after in zip(moments, moments[1:]):
-            if 0.0 < at[after][1] - at[before][1] <= CARRY_GAP:
-                out[after] += CARRY * fused[before]
+    moments = sorted(fused, key=lambda m: at[m])  # by source, then start
+    for before, after in zip(moments, moments[1:]):
+        if at[after][0] == at[before][0] and 0.0 < at[after][1] - at[before][1] <= CARRY_GAP:
+            out[after] += CARRY * fused[before]
     return out
 
 
