@@ -6,7 +6,8 @@ shows what comes back, as it comes: the moments found first (by relevance), then
 as the model writes them, then the checked answer with its cited moments first. The moments go to the
 window's shared `Selection`, which the chips follow (a click picks one). Starting to type a
 question gets the model ready (`ops.prepare_to_answer`), so the first answer costs what a follow-up
-does. An empty question never starts anything: the panel says what is missing.
+does; a pause in typing has the prompt for the question so far read ahead, so asking it costs the reply
+(and what changed since). An empty question never starts anything: the panel says what is missing.
 """
 
 from __future__ import annotations
@@ -44,6 +45,10 @@ from egodesk.gui.widgets import Section, message_label, show_message
 
 HISTORY_KEY = "ask/history"
 HISTORY_MAX = 50
+DRAFT_PAUSE_MS = 600  # typing paused this long: the question so far is read ahead
+# A read-ahead told to stop (the question was asked) ends within a part of its prompt or its retrieval;
+# past this the worker is ended, and its model with it.
+DRAFT_STOP_GRACE_S = 15.0
 
 
 class AskPanel(QWidget):
@@ -68,6 +73,8 @@ class AskPanel(QWidget):
         self.task: Task | None = None
         self._asked_at = 0.0
         self._prepared = False  # the warm worker was asked to get the model ready
+        self.read_ahead_text = ""  # the question text last read ahead
+        self.read_ahead: Task | None = None  # the read-ahead of the question being typed
         self.streamed = ""  # the answer's words so far, while it is written
         self.first_words_s: float | None = None  # seconds from asking to the first streamed words
 
@@ -75,7 +82,7 @@ class AskPanel(QWidget):
         self.question.setObjectName("question")
         self.question.setPlaceholderText("Ask about your footage, e.g. “where did I leave my keys?”")
         self.question.returnPressed.connect(lambda: self.ask())
-        self.question.textEdited.connect(self._prepare)
+        self.question.textEdited.connect(self._typed)
         self.ask_button = QPushButton("Ask", self)
         self.ask_button.setObjectName("ask-button")
         self.ask_button.setDefault(True)
@@ -130,6 +137,10 @@ class AskPanel(QWidget):
         self.history.setMaximumHeight(140)
         self.history.itemActivated.connect(self._from_history)
         self.history.itemClicked.connect(self._from_history)
+        self._draft_timer = QTimer(self)
+        self._draft_timer.setSingleShot(True)
+        self._draft_timer.setInterval(DRAFT_PAUSE_MS)
+        self._draft_timer.timeout.connect(self._read_draft)
         self._elapsed = QTimer(self)
         self._elapsed.setInterval(500)
         self._elapsed.timeout.connect(self._tick)
@@ -181,10 +192,13 @@ class AskPanel(QWidget):
         if len(choices) == 1:
             show_message(self.message, "Give at least two options, one per line, or none.", "error")
             return None
-        if self.task is not None and self.task.state in ("pending", "running"):
+        if _active(self.task):
             show_message(self.message, "Still answering the previous question: wait, or press Stop.", "info")
             return None
         show_message(self.message, "")
+        self._draft_timer.stop()
+        if (reading := self.read_ahead) is not None and _active(reading):
+            reading.cancel(grace_s=DRAFT_STOP_GRACE_S)  # it stops at its next part; the ask waits for it
         self.show_answer(None)
         self.streamed, self.first_words_s = "", None
         self._asked_at = time.monotonic()
@@ -206,14 +220,35 @@ class AskPanel(QWidget):
         self._set_busy(True)
         return self.task
 
-    def _prepare(self) -> None:
+    def _typed(self) -> None:
         if not self._prepared:
             self._prepared = True
             self.runner.run(ops.prepare_to_answer, self.library_root, label="Get ready to answer", warm=True)
+        self._draft_timer.start()
+
+    def _read_draft(self) -> None:
+        """Typing paused: read the prompt for the question so far, unless it was read already or a
+        question is being answered. One read at a time: a newer draft waits for another pause."""
+        draft = self.question.text().strip()
+        if not draft or draft == self.read_ahead_text or _active(self.task):
+            return
+        if _active(self.read_ahead):
+            self._draft_timer.start()  # one read at a time: this draft's turn comes at the next pause
+            return
+        self.read_ahead_text = draft
+        self.read_ahead = self.runner.run(
+            ops.prepare_to_answer,
+            self.library_root,
+            draft,
+            self.option_list() or None,
+            label="Get ready to answer",
+            warm=True,
+        )
 
     def cancel(self) -> None:
         if self.task is not None:
             self._prepared = False  # ending the task ends the warm worker and its loaded model
+            self.read_ahead_text = ""  # and what it had read
             self.task.cancel(grace_s=0)  # nothing to keep from a half-made answer
 
     def _partial(self, message: tuple) -> None:
@@ -356,3 +391,8 @@ class AskPanel(QWidget):
         self.question.setText(entry["q"])
         self.options.setPlainText("\n".join(entry.get("options") or []))
         self.options_section.set_expanded(bool(entry.get("options")))
+
+
+def _active(task: Task | None) -> bool:
+    """The task waits for its turn or runs."""
+    return task is not None and task.state in ("pending", "running")

@@ -81,9 +81,11 @@ def ask(ctx: WorkerContext, root: str, question: str, options: list[str] | None,
     )
 
 
-def prepare_to_answer(ctx: WorkerContext, root: str) -> None:
-    """Run warm, while the user types a question: the LLM loaded and its answer rules evaluated."""
-    _kept_library(root).prepare_to_answer()
+def prepare_to_answer(ctx: WorkerContext, root: str, draft: str = "", options: list[str] | None = None) -> None:
+    """Run warm, while the user types a question: the LLM loaded, its answer rules evaluated and the
+    prompt for the question typed so far read; a stop request (the question was asked) ends it early,
+    as done, so the warm worker and its model stay."""
+    _kept_library(root).prepare_to_answer(draft, options, should_stop=ctx.should_stop)
 
 
 @changes(FOOTAGE)

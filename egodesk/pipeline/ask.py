@@ -26,7 +26,7 @@ from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.core.words import STOPWORDS, cue_words, lemma
 from egodesk.memory.schema import Clip, Footage, Keyframe
 from egodesk.perception.llm import TextSink
-from egodesk.reasoning.answerer import answer_question, prompt_head
+from egodesk.reasoning.answerer import answer_prompt, answer_question, prompt_head
 from egodesk.reasoning.facts import attach_facts
 from egodesk.retrieval.base import Memory, Query
 from egodesk.retrieval.question import QuestionAnalysis
@@ -160,15 +160,8 @@ def answer(
 ) -> Answer:
     """Answer from what was found; a question whose time window holds no footage is told so."""
     query = found.query
-    if query.window is not None and not memory.scope(query).any():
-        out = Answer(
-            question, f"{ABSTENTION} You have no footage from {describe(query.window)}.", [], abstained=True, grounded=False
-        )
-    elif not options and (missing := unmentioned(query.analysis, found.evidence)):
-        # Nothing found is about it: a small model would still answer from the nearest moment ("Where did
-        # I park my car?" -> "front door", from where the keys were put).
-        said = " or ".join(f"'{w}'" for w in missing[:3])
-        out = Answer(question, f"{ABSTENTION} Nothing found mentions {said}.", found.evidence, abstained=True, grounded=False)
+    if (settled := _without_model(memory, found, question, options)) is not None:
+        out = settled
     else:
         evidence = attach_facts(memory.catalog(), found.evidence)
         out = answer_question(
@@ -195,6 +188,22 @@ def answer(
     return out
 
 
+def _without_model(memory: Memory, found: Retrieval, question: str, options: list[str] | None) -> Answer | None:
+    """The abstention, when the model is not to be asked: the question's time window holds no footage,
+    or nothing found mentions the things it asks about."""
+    query = found.query
+    if query.window is not None and not memory.scope(query).any():
+        return Answer(
+            question, f"{ABSTENTION} You have no footage from {describe(query.window)}.", [], abstained=True, grounded=False
+        )
+    if not options and (missing := unmentioned(query.analysis, found.evidence)):
+        # Nothing found is about it: a small model would still answer from the nearest moment ("Where did
+        # I park my car?" -> "front door", from where the keys were put).
+        said = " or ".join(f"'{w}'" for w in missing[:3])
+        return Answer(question, f"{ABSTENTION} Nothing found mentions {said}.", found.evidence, abstained=True, grounded=False)
+    return None
+
+
 def ask(
     memory: Memory,
     llm,
@@ -219,10 +228,33 @@ def ask(
     return out
 
 
-def prepare(llm, settings) -> None:
-    """Get the model ready for a question: its answer rules evaluated and kept (the first question of
-    a session then costs what a follow-up does)."""
-    llm.keep_prefix(prompt_head(None, settings.answer_choice))
+def prepare(
+    memory: Memory,
+    llm,
+    draft: str = "",
+    options: list[str] | None = None,
+    strategy: str = "auto",
+    k: int = 12,
+    should_stop: Callable[[], bool] | None = None,
+) -> None:
+    """Get the model ready for a question while it is being typed: its answer rules evaluated and kept
+    (the first question of a session then costs what a follow-up does) and, given the question typed so
+    far, the prompt answering it would send read in advance (`LLM.prefill`). Asked unchanged, the
+    question then costs its reply and the few tokens after its evidence (the time it is asked at, the
+    question); asked otherwise, whatever start its prompt shares with this one. `should_stop` cuts the
+    reading short (the question was asked meanwhile)."""
+    settings = memory.settings
+    llm.keep_prefix(prompt_head(options, settings.answer_choice))
+    if not draft.strip():
+        return
+    found = retrieve(memory, draft, options, None, strategy, k, count_tokens=llm.count_tokens)
+    if (should_stop is not None and should_stop()) or _without_model(memory, found, draft, options) is not None:
+        return
+    evidence = attach_facts(memory.catalog(), found.evidence)
+    prompt = answer_prompt(
+        llm, found.question, evidence, options, found.query.asked_at, settings.answer_prompt_tokens, settings.answer_choice
+    )
+    llm.prefill(prompt.messages, should_stop)
 
 
 def people_order(answer: Answer, retrieved: list[Evidence]) -> list[Evidence]:

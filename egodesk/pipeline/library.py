@@ -340,11 +340,22 @@ class Library:
         e = self.engines
         return Memory(self.store, e.index_manager, e.embedder, llm=e.llm, settings=self.settings)
 
-    def prepare_to_answer(self) -> None:
-        """Load the LLM and evaluate its answer rules now (while the user types), not at the question."""
+    def prepare_to_answer(self, draft: str = "", options: list[str] | None = None, should_stop=None) -> None:
+        """Load the LLM and evaluate its answer rules now, while the user types, not at the question; given
+        the question typed so far, read the prompt that would answer it (`pipeline.ask.prepare`)."""
         from egodesk.pipeline.ask import prepare
 
-        prepare(self.engines.llm, self.settings)
+        self.follow_reembedding()
+        with question_in_flight(self.paths):
+            prepare(
+                self.memory,
+                self.engines.llm,
+                draft,
+                options,
+                strategy=self.settings.strategy,
+                k=self.settings.top_k,
+                should_stop=should_stop,
+            )
 
     def ask(
         self,

@@ -338,6 +338,20 @@ def answer_schema(ids: list[str], options: list[str] | None, choice: str = "text
     }
 
 
+def answer_prompt(
+    llm,
+    question: str,
+    evidence: list[Evidence],
+    options: list[str] | None = None,
+    asked_at: float | None = None,
+    budget_tokens: int = 600,
+    choice: str = "text",
+) -> Prompt:
+    """The prompt `answer_question` sends for the same arguments, its rules kept evaluated by `llm`."""
+    llm.keep_prefix(prompt_head(options, choice))
+    return build_prompt(question, evidence, options, asked_at, budget_tokens, llm.count_tokens, choice)
+
+
 def answer_question(
     llm,
     question: str,
@@ -352,8 +366,7 @@ def answer_question(
     a multiple-choice answer is the option's "text" or its "letter". `on_text` gets the answer as the
     model writes it (the final Answer is still what counts)."""
     started = time.perf_counter()
-    llm.keep_prefix(prompt_head(options, choice))
-    prompt = build_prompt(question, evidence, options, asked_at, budget_tokens, llm.count_tokens, choice)
+    prompt = answer_prompt(llm, question, evidence, options, asked_at, budget_tokens, choice)
     schema = answer_schema(prompt.ids, options, choice)
     stream = FieldStream("answer", on_text, hold=NOT_FOUND) if on_text is not None else None
     try:

@@ -51,15 +51,23 @@ def day_library(tmp_path):
     library.close()
 
 
-def ask_by_typing(qtbot, window: MainWindow, question: str) -> dict:
+def ask_by_typing(qtbot, window: MainWindow, question: str, pause: bool = True) -> dict:
     """Type the question (the model gets ready meanwhile), press Enter, and note what the panel showed
-    and when: the chips of the moments found, each new text of the answer label, the final answer."""
+    and when: the chips of the moments found, each new text of the answer label, the final answer.
+    With `pause`, Enter waits until the prompt for the question typed was read ahead, as a pause in
+    typing gives; without, it comes right after the last key."""
     panel = window.ask_panel
+    panel.question.clear()  # the last question stays in the field: a new one replaces it
     qtbot.keyClicks(panel.question, question)
     assert window.runner.running("Get ready to answer") or not window.runner.tasks  # started by typing
-    qtbot.waitUntil(lambda: not window.runner.tasks, timeout=ANSWER_MS)  # ready: what a pause in typing gives
+    if pause:
+        qtbot.waitUntil(lambda: panel.read_ahead_text == question and not window.runner.tasks, timeout=ANSWER_MS)
     seen: dict = {"texts": [], "chips_at": None, "answer": None}
-    panel.answer_ready.connect(lambda answer: seen.update(answer=answer, answer_at=time.monotonic()))
+
+    def answered(answer) -> None:
+        seen.update(answer=answer, answer_at=time.monotonic())
+
+    panel.answer_ready.connect(answered)
     started = time.monotonic()
     qtbot.keyClick(panel.question, Qt.Key.Key_Return)
 
@@ -72,6 +80,7 @@ def ask_by_typing(qtbot, window: MainWindow, question: str) -> dict:
         return seen["answer"] is not None
 
     qtbot.waitUntil(watch, timeout=ANSWER_MS)
+    panel.answer_ready.disconnect(answered)  # the next question's answer is not this one's
     seen["answer_s"] = seen["answer_at"] - started
     return seen
 
@@ -96,6 +105,21 @@ def test_the_moments_come_first_and_the_answer_streams_in(qtbot, day_window):
     print(f"chips {seen['chips_at']:.2f} s, first words {panel.first_words_s} s, answer {seen['answer_s']:.2f} s")
 
 
+def test_asking_while_the_question_is_read_ahead_stops_the_read_and_keeps_the_loaded_model(qtbot, day_window):
+    panel = day_window.ask_panel
+    qtbot.keyClicks(panel.question, "Where did I put the keys?")
+    qtbot.waitUntil(lambda: panel.read_ahead is not None and panel.read_ahead.running, timeout=ANSWER_MS)
+    worker = panel.read_ahead.worker.process.pid
+    reading = panel.read_ahead
+    answers = []
+    panel.answer_ready.connect(answers.append)
+    qtbot.keyClick(panel.question, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: bool(answers), timeout=ANSWER_MS)
+    assert reading.state == "done" and panel.task.state == "done"  # stopped early, as done: nothing failed
+    assert panel.task.worker.process.pid == worker  # the warm worker and its model stayed
+    assert "Could not" not in panel.message.text()
+
+
 @pytest.mark.slow
 def test_first_words_with_the_default_model(qtbot, day_library, monkeypatch):
     monkeypatch.setenv("EGODESK_LLM_MODEL", "llm-quality")
@@ -108,12 +132,18 @@ def test_first_words_with_the_default_model(qtbot, day_library, monkeypatch):
         words_s = window.ask_panel.first_words_s
         follow = ask_by_typing(qtbot, window, "What did I buy at the corner shop?")
         follow_words_s = window.ask_panel.first_words_s
+        hasty = ask_by_typing(qtbot, window, "Who sent me an email about the dentist?", pause=False)
+        hasty_words_s = window.ask_panel.first_words_s
     finally:
         window.close()
     print(
         f"llm-quality: chips {first['chips_at']:.2f} s, first words {words_s} s, answer {first['answer_s']:.1f} s; "
-        f"follow-up: first words {follow_words_s} s, answer {follow['answer_s']:.1f} s"
+        f"follow-up: first words {follow_words_s} s, answer {follow['answer_s']:.1f} s; "
+        f"asked without a pause: first words {hasty_words_s} s, answer {hasty['answer_s']:.1f} s"
     )
     assert any(time in first["answer"].text for time in ("18:40", "6:40")) and not follow["answer"].abstained
+    assert "Anna" in hasty["answer"].text
     assert words_s is not None and words_s < first["answer_s"]
     assert first["chips_at"] < 2.0  # the moments are clickable at once; the words wait on the model
+    # Read ahead, the words wait only on the reply's head (the cited lines, the reasoning): 7.5 s before.
+    assert words_s < 5.0

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from egodesk.perception.llm import LLMError, chat_json, parse_json
+from egodesk.perception.llm import PREFILL_TOKENS, LLMError, chat_json, parse_json
 
 
 def test_embeddings_are_unit_vectors_and_semantic(embedder):
@@ -169,6 +169,43 @@ def test_a_kept_prompt_head_is_evaluated_once_and_reused_after_other_prompts(tin
     warm_logits = next_token_logits()
     assert warm[1] == cold[1] and abs(warm_logits - cold_logits).max() < 0.03 * abs(cold_logits).max()
     assert evaluated[0] < warm[1] - head + 4  # the prompt's first evaluation: its evidence and question, not the rules
+
+
+def test_a_prompt_read_ahead_leaves_its_chat_only_the_changed_end_and_a_stop_cuts_it_short(tiny_llm, monkeypatch):
+    """A question read while typed: asking it evaluates only what differs after its evidence (here the
+    time it is asked at), with the reply a cold start gives; a read told to stop reads no further part."""
+    evidence = "\n".join(f"E{i} 08:{i:02d}:00 I put the keys in bowl number {i} by the door." for i in range(1, 40))
+
+    def prompt(asked: str):
+        return [
+            {"role": "system", "content": "Answer from the evidence only."},
+            {"role": "user", "content": f"<evidence>\n{evidence}\n</evidence>\nAsked at: {asked}\nQuestion: Where are the keys?"},
+        ]
+
+    tiny_llm.chat([{"role": "user", "content": "Something unrelated."}], max_tokens=1)
+    cold = tiny_llm.chat(prompt("09:00:05"), max_tokens=8)
+    evaluated = []
+    real_eval = tiny_llm._llama.eval
+    monkeypatch.setattr(tiny_llm._llama, "eval", lambda tokens: (evaluated.append(len(tokens)), real_eval(tokens))[1])
+    tiny_llm.chat([{"role": "user", "content": "Something unrelated."}], max_tokens=1)
+    evaluated.clear()
+    tiny_llm.prefill(prompt("09:00:00"))
+    whole = sum(evaluated)
+    evaluated.clear()
+    warm = tiny_llm.chat(prompt("09:00:05"), max_tokens=8)
+    assert whole > 300 and sum(evaluated) < 20  # the asked-at time on, and the reply's own tokens
+    assert warm[1] == cold[1]
+
+    tiny_llm.chat([{"role": "user", "content": "Something unrelated."}], max_tokens=1)
+    evaluated.clear()
+    asks = []
+
+    def asked() -> bool:
+        asks.append(1)
+        return len(asks) > 2
+
+    tiny_llm.prefill(prompt("09:00:00"), should_stop=asked)
+    assert evaluated == [PREFILL_TOKENS, PREFILL_TOKENS]  # two parts read, the third never begun
 
 
 def test_malformed_json_is_retried_then_reported():

@@ -9,7 +9,7 @@ from egodesk.core.timeutil import from_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.eval.benchmark import BenchQuestion
 from egodesk.eval.runner import run_questions
-from egodesk.pipeline.ask import ask, check_question, describe, people_order, retrieve, with_when
+from egodesk.pipeline.ask import ask, check_question, describe, people_order, prepare, retrieve, with_when
 from egodesk.retrieval.base import Memory
 from egodesk.retrieval.timewindow import TimeWindow
 from tests.reasoning.test_answerer import ScriptedLLM, StreamingLLM
@@ -149,6 +149,24 @@ def test_eval_measures_the_path_the_app_ships(memory):
     [result] = run_questions(memory, [question], "auto", k=5)
     app = retrieve(memory, question.question, asked_at=ts(DAY2), k=12)
     assert [r["unit"] for r in result.detail["retrieved"]] == [ev.unit_id for ev in app.evidence[:5]]
+
+
+def test_a_question_read_ahead_while_typed_is_the_prompt_asking_it_sends_up_to_its_asked_time(memory):
+    question = "When was the last time I did this: take paper?"
+    llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "The latest take paper.", "answer": "at 09:00:50"})
+    prepare(memory, llm, question, k=4)
+    ask(memory, llm, question, k=4)
+    (read,), ((sent, _schema),) = llm.read, llm.sent
+    assert read[0] == sent[0] and "take paper" in read[1]["content"]
+    head = read[1]["content"].split("Asked at:")[0]
+    assert head.endswith("</evidence>\n") and sent[1]["content"].startswith(head)  # only the time asked may differ
+
+    quiet = ScriptedLLM()
+    prepare(memory, quiet, "What did I take at 3 pm?")  # no footage then: the model will not be asked
+    prepare(memory, quiet, "Where is my parrot?")  # nothing found mentions it
+    prepare(memory, quiet, question, should_stop=lambda: True)  # asked meanwhile
+    prepare(memory, quiet, "   ")  # nothing typed yet
+    assert not quiet.read
 
 
 def test_the_moments_found_come_before_the_answer_which_streams(memory):

@@ -29,6 +29,7 @@ class ScriptedLLM:
     def __init__(self, *replies):
         self.replies = list(replies)
         self.sent = []
+        self.read = []  # the prompts read ahead
 
     def chat(self, messages, max_tokens=256, temperature=0.0, schema=None):
         self.sent.append((messages, schema))
@@ -42,6 +43,9 @@ class ScriptedLLM:
 
     def keep_prefix(self, messages):
         pass  # nothing is evaluated here
+
+    def prefill(self, messages, should_stop=None):
+        self.read.append(messages)
 
 
 def ev(uid, start, text, source="kitchen"):
