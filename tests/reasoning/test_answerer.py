@@ -7,6 +7,7 @@ import pytest
 from egodesk.core.timeutil import from_ts
 from egodesk.core.types import ABSTENTION, Evidence
 from egodesk.perception.llm import LLMError
+from egodesk.reasoning import answerer
 from egodesk.reasoning.answerer import (
     FOCUS_CHARS,
     NOT_FOUND,
@@ -255,6 +256,14 @@ def test_real_tiny_model_returns_a_schema_valid_answer(tiny_llm):
     assert answer.option_index in (0, 1) and 0 < answer.tokens < 600
     assert set(answer.cited) <= {3, 7, 9}
     assert answer.text in ("paper", "plate")
+
+
+@pytest.mark.slow
+def test_real_tiny_model_keeps_its_reasoning_to_the_length_the_schema_allows(tiny_llm, monkeypatch):
+    """The grammar, not the prompt, holds a rambling reasoning short; the reply stays valid JSON."""
+    monkeypatch.setattr(answerer, "REASONING_CHARS", 4)  # uncapped, this reply reasons in 10
+    answer = answer_question(tiny_llm, "What did I take first? Explain every step in detail.", EVIDENCE, ["paper", "plate"], None)
+    assert answer.text in ("paper", "plate") and len(answer.reasoning) <= 4
 
 
 class StreamingLLM(ScriptedLLM):
