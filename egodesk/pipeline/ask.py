@@ -163,18 +163,9 @@ def answer(
     if (settled := _without_model(memory, found, question, options)) is not None:
         out = settled
     else:
-        evidence = attach_facts(memory.catalog(), found.evidence)
-        out = answer_question(
-            llm,
-            found.question,
-            evidence,
-            options,
-            query.asked_at,
-            memory.settings.answer_prompt_tokens,
-            memory.settings.answer_choice,
-            on_text,
-        )
-        out.evidence = people_order(out, evidence)
+        given = _answerer_input(memory, found, options)
+        out = answer_question(llm, **given, on_text=on_text)
+        out.evidence = people_order(out, given["evidence"])
         if query.analysis.asks_when and not out.abstained and not options:
             out.text = with_when(out)
     out.question = question
@@ -186,6 +177,20 @@ def answer(
         out.extra["recalled"] = _span(query.analysis.recalled)
     out.timings["retrieval_s"] = found.seconds
     return out
+
+
+def _answerer_input(memory: Memory, found: Retrieval, options: list[str] | None) -> dict:
+    """What the answerer is given for what was found: the same for an answer and for its read-ahead
+    (`prepare`), so the prompt read ahead is the prompt the answer sends."""
+    settings = memory.settings
+    return {
+        "question": found.question,
+        "evidence": attach_facts(memory.catalog(), found.evidence),
+        "options": options,
+        "asked_at": found.query.asked_at,
+        "budget_tokens": settings.answer_prompt_tokens,
+        "choice": settings.answer_choice,
+    }
 
 
 def _without_model(memory: Memory, found: Retrieval, question: str, options: list[str] | None) -> Answer | None:
@@ -243,18 +248,13 @@ def prepare(
     question then costs its reply and the few tokens after its evidence (the time it is asked at, the
     question); asked otherwise, whatever start its prompt shares with this one. `should_stop` cuts the
     reading short (the question was asked meanwhile)."""
-    settings = memory.settings
-    llm.keep_prefix(prompt_head(options, settings.answer_choice))
+    llm.keep_prefix(prompt_head(options, memory.settings.answer_choice))
     if not draft.strip():
         return
     found = retrieve(memory, draft, options, None, strategy, k, count_tokens=llm.count_tokens)
     if (should_stop is not None and should_stop()) or _without_model(memory, found, draft, options) is not None:
         return
-    evidence = attach_facts(memory.catalog(), found.evidence)
-    prompt = answer_prompt(
-        llm, found.question, evidence, options, found.query.asked_at, settings.answer_prompt_tokens, settings.answer_choice
-    )
-    llm.prefill(prompt.messages, should_stop)
+    llm.prefill(answer_prompt(llm, **_answerer_input(memory, found, options)).messages, should_stop)
 
 
 def people_order(answer: Answer, retrieved: list[Evidence]) -> list[Evidence]:
