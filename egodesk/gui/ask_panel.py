@@ -46,8 +46,8 @@ from egodesk.gui.widgets import Section, message_label, show_message
 HISTORY_KEY = "ask/history"
 HISTORY_MAX = 50
 DRAFT_PAUSE_MS = 600  # typing paused this long: the question so far is read ahead
-# A read-ahead told to stop (the question was asked) ends within a part of its prompt or its retrieval;
-# past this the worker is ended, and its model with it.
+# A read-ahead told to stop (the question was asked, or edited) ends within a part of its prompt, a
+# step of its answer or its retrieval; past this the worker is ended, and its model with it.
 DRAFT_STOP_GRACE_S = 15.0
 
 
@@ -227,13 +227,15 @@ class AskPanel(QWidget):
         self._draft_timer.start()
 
     def _read_draft(self) -> None:
-        """Typing paused: read the prompt for the question so far, unless it was read already or a
-        question is being answered. One read at a time: a newer draft waits for another pause."""
+        """Typing paused: read the prompt for the question so far and write its answer, unless that was
+        done already or a question is being answered. One read at a time: a read of an older draft is
+        told to stop (what it read so far stays), and this draft's turn comes at the next pause."""
         draft = self.question.text().strip()
         if not draft or draft == self.read_ahead_text or _active(self.task):
             return
-        if _active(self.read_ahead):
-            self._draft_timer.start()  # one read at a time: this draft's turn comes at the next pause
+        if (reading := self.read_ahead) is not None and _active(reading):
+            reading.cancel(grace_s=DRAFT_STOP_GRACE_S)
+            self._draft_timer.start()
             return
         self.read_ahead_text = draft
         self.read_ahead = self.runner.run(

@@ -26,7 +26,7 @@ from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.core.words import STOPWORDS, cue_words, lemma
 from egodesk.memory.schema import Clip, Footage, Keyframe
 from egodesk.perception.llm import TextSink
-from egodesk.reasoning.answerer import answer_prompt, answer_question, prompt_head
+from egodesk.reasoning.answerer import answer_question, prompt_head, read_answer_ahead
 from egodesk.reasoning.facts import attach_facts
 from egodesk.retrieval.base import Memory, Query
 from egodesk.retrieval.question import QuestionAnalysis
@@ -244,17 +244,18 @@ def prepare(
 ) -> None:
     """Get the model ready for a question while it is being typed: its answer rules evaluated and kept
     (the first question of a session then costs what a follow-up does) and, given the question typed so
-    far, the prompt answering it would send read in advance (`LLM.prefill`). Asked unchanged, the
-    question then costs its reply and the few tokens after its evidence (the time it is asked at, the
-    question); asked otherwise, whatever start its prompt shares with this one. `should_stop` cuts the
-    reading short (the question was asked meanwhile)."""
+    far, the prompt answering it would send read and its reply written in advance (`LLM.prefill`).
+    Asked unchanged, the question then costs the few tokens after its evidence (the time it is asked
+    at, the question) and one step checking the reply read ahead; asked otherwise, whatever start its
+    prompt shares with this one. `should_stop` cuts the reading short (the question was asked
+    meanwhile): what was read and written so far still counts."""
     llm.keep_prefix(prompt_head(options, memory.settings.answer_choice))
     if not draft.strip():
         return
     found = retrieve(memory, draft, options, None, strategy, k, count_tokens=llm.count_tokens)
     if (should_stop is not None and should_stop()) or _without_model(memory, found, draft, options) is not None:
         return
-    llm.prefill(answer_prompt(llm, **_answerer_input(memory, found, options)).messages, should_stop)
+    read_answer_ahead(llm, **_answerer_input(memory, found, options), should_stop=should_stop)
 
 
 def people_order(answer: Answer, retrieved: list[Evidence]) -> list[Evidence]:

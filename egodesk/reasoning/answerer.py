@@ -25,6 +25,7 @@ from __future__ import annotations
 import calendar
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import cache
@@ -352,6 +353,22 @@ def answer_prompt(
     """The prompt `answer_question` sends for the same arguments, its rules kept evaluated by `llm`."""
     llm.keep_prefix(prompt_head(options, choice))
     return build_prompt(question, evidence, options, asked_at, budget_tokens, llm.count_tokens, choice)
+
+
+def read_answer_ahead(
+    llm,
+    question: str,
+    evidence: list[Evidence],
+    options: list[str] | None = None,
+    asked_at: float | None = None,
+    budget_tokens: int = 600,
+    choice: str = "text",
+    should_stop: Callable[[], bool] | None = None,
+) -> None:
+    """Have `llm` read the prompt `answer_question` sends for the same arguments and write its reply
+    ahead (`LLM.prefill`): asked a moment later, the question's reply is checked, not written."""
+    prompt = answer_prompt(llm, question, evidence, options, asked_at, budget_tokens, choice)
+    llm.prefill(prompt.messages, should_stop, answer_schema(prompt.ids, options, choice), MAX_TOKENS)
 
 
 def answer_question(

@@ -208,6 +208,75 @@ def test_a_prompt_read_ahead_leaves_its_chat_only_the_changed_end_and_a_stop_cut
     assert evaluated == [PREFILL_TOKENS, PREFILL_TOKENS]  # two parts read, the third never begun
 
 
+def test_a_reply_written_ahead_is_checked_in_one_step_by_the_ask_it_drafts(tiny_llm, monkeypatch):
+    """A question read while typed, its reply written too: asked, its reply is the one written ahead,
+    checked by the model in one step instead of written again token by token. What the model would not
+    write is not taken; a read-ahead stopped halfway still drafts what it wrote. Only a prompt that
+    differs from the one read ahead in its last tokens (the time asked, the question's end) is drafted:
+    the tiny model's reply may change even with the time asked, which the check then finds."""
+    evidence = "\n".join(f"E{i} 08:{i:02d}:00 I put the keys in bowl number {i} by the door." for i in range(1, 30))
+    schema = {
+        "type": "object",
+        "properties": {"evidence": {"type": "string"}, "answer": {"type": "string"}},
+        "required": ["evidence", "answer"],
+    }
+
+    def prompt(asked: str):
+        return [
+            {"role": "system", "content": "Answer from the evidence only, in JSON."},
+            {"role": "user", "content": f"<evidence>\n{evidence}\n</evidence>\nAsked at: {asked}\nQuestion: Where are the keys?"},
+        ]
+
+    def unrelated() -> None:
+        tiny_llm.chat([{"role": "user", "content": "Something unrelated."}], max_tokens=1)
+
+    def ahead_text() -> str:
+        return tiny_llm._llama.detokenize(tiny_llm._ahead.reply).decode()
+
+    steps = []
+    real_decode = tiny_llm._llama._ctx.decode
+    monkeypatch.setattr(tiny_llm._llama._ctx, "decode", lambda batch: (steps.append(1), real_decode(batch))[1])
+    unrelated()
+    steps.clear()
+    cold, _ = tiny_llm.chat(prompt("09:00:00"), max_tokens=40, schema=schema)
+    cold_steps = len(steps)
+    unrelated()
+    tiny_llm.prefill(prompt("09:00:00"), schema=schema, max_tokens=40)
+    written = ahead_text()
+    steps.clear()
+    warm, _ = tiny_llm.chat(prompt("09:00:00"), max_tokens=40, schema=schema)
+    assert warm == written and warm.startswith('{ "evidence"')
+    assert len(steps) <= 2 < cold_steps - 4  # the prompt's changed end, then the reply written ahead checked
+    assert tiny_llm._ahead is None  # it drafts the one ask that follows
+    tiny_llm.prefill(prompt("09:00:00"), schema=schema, max_tokens=1)
+    later = tiny_llm._format(prompt("09:00:05"))
+    assert tiny_llm._guide(tiny_llm._tokens(later)) is not None
+    assert tiny_llm._guide(tiny_llm._tokens(later.replace("E2 08:02", "E2 08:03"))) is None  # other evidence
+
+    unrelated()
+    tiny_llm.prefill(prompt("09:00:00"), schema=schema, max_tokens=40)
+    good = tiny_llm._ahead.reply
+    wrong = tiny_llm._tokens(" lemon")[0]
+    tiny_llm._ahead.reply = [*good[:6], wrong, *good[7:]]  # a draft the model would not write
+    checked, _ = tiny_llm.chat(prompt("09:00:00"), max_tokens=40, schema=schema)
+    assert checked.startswith(tiny_llm._llama.detokenize(good[:7]).decode()) and "lemon" not in checked
+
+    unrelated()
+    asks = []
+    parts = len(tiny_llm._tokens(tiny_llm._format(prompt("09:00:00")))) // PREFILL_TOKENS + 1  # a start may be kept
+
+    def asked() -> bool:
+        asks.append(1)
+        return len(asks) > parts + 4  # some of the reply written, then asked
+
+    tiny_llm.prefill(prompt("09:00:00"), should_stop=asked, schema=schema, max_tokens=40)
+    partial = ahead_text()
+    assert 0 < len(tiny_llm._ahead.reply) < len(good)
+    steps.clear()
+    assert tiny_llm.chat(prompt("09:00:00"), max_tokens=40, schema=schema)[0].startswith(partial)
+    assert len(steps) < cold_steps  # what was written ahead took one step
+
+
 def test_malformed_json_is_retried_then_reported():
     class Garbage:
         model_id = "garbage"

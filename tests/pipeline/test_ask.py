@@ -10,6 +10,7 @@ from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.eval.benchmark import BenchQuestion
 from egodesk.eval.runner import run_questions
 from egodesk.pipeline.ask import ask, check_question, describe, people_order, prepare, retrieve, with_when
+from egodesk.reasoning.answerer import MAX_TOKENS
 from egodesk.retrieval.base import Memory
 from egodesk.retrieval.timewindow import TimeWindow
 from tests.reasoning.test_answerer import ScriptedLLM, StreamingLLM
@@ -156,7 +157,8 @@ def test_a_question_read_ahead_while_typed_is_the_prompt_asking_it_sends_up_to_i
     llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "The latest take paper.", "answer": "at 09:00:50"})
     prepare(memory, llm, question, k=4)
     ask(memory, llm, question, k=4)
-    (read,), ((sent, _schema),) = llm.read, llm.sent
+    ((read, read_schema, reply_tokens),), ((sent, schema),) = llm.read, llm.sent
+    assert read_schema == schema and reply_tokens == MAX_TOKENS  # its reply is written ahead as the ask's is
     assert read[0] == sent[0] and "take paper" in read[1]["content"]
     head = read[1]["content"].split("Asked at:")[0]
     assert head.endswith("</evidence>\n") and sent[1]["content"].startswith(head)  # only the time asked may differ

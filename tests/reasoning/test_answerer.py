@@ -30,7 +30,7 @@ class ScriptedLLM:
     def __init__(self, *replies):
         self.replies = list(replies)
         self.sent = []
-        self.read = []  # the prompts read ahead
+        self.read = []  # the prompts read ahead, with the schema and length of the reply written ahead
 
     def chat(self, messages, max_tokens=256, temperature=0.0, schema=None):
         self.sent.append((messages, schema))
@@ -45,8 +45,8 @@ class ScriptedLLM:
     def keep_prefix(self, messages):
         pass  # nothing is evaluated here
 
-    def prefill(self, messages, should_stop=None):
-        self.read.append(messages)
+    def prefill(self, messages, should_stop=None, schema=None, max_tokens=0):
+        self.read.append((messages, schema, max_tokens))
 
 
 def ev(uid, start, text, source="kitchen"):
