@@ -112,7 +112,7 @@ class Auto(Strategy):
         )
         ordered = pinned + sorted((m for m in fused if m not in pinned), key=lambda m: (-fused[m], best[m][0], m))
         if query.analysis.relation and ordered:
-            ordered = self._follow(catalog, query, ordered, best, fused)
+            ordered = self._follow(catalog, query, ordered, best, fused, pin=not pinned and query.analysis.immediate)
         out = []
         for moment in ordered[: query.k]:
             ev = best[moment][2]
@@ -121,12 +121,17 @@ class Auto(Strategy):
             out.append(ev)
         return out
 
-    def _follow(self, catalog, query: Query, ordered: list[int], best: dict, fused: dict[int, float]) -> list[int]:
+    def _follow(
+        self, catalog, query: Query, ordered: list[int], best: dict, fused: dict[int, float], pin: bool = False
+    ) -> list[int]:
         """ "What did I do right after X": the moments that came next (before) X's best moment follow it.
 
         The fused ranking finds X; what followed it shares none of X's words, so no member ranks it
         ("after the meeting" -> the cafe, filmed in the next file), and a strategy's own neighbours of
-        one occurrence were outvoted in the fusion (test day: none of 3 in the top 5)."""
+        one occurrence were outvoted in the fusion (test day: none of 3 in the top 5). With `pin` (the
+        question asks for the moment right after or before, and no member pinpointed one), X's moment and
+        those next to it are pinpointed: the answer rests on them alone. Shown among the day's other
+        moments, a small model answered with X itself or a later moment (test day: 1 of 3 right)."""
         qa = query.analysis
         anchor = self._anchor(catalog, ordered, qa.anchor)
         row = catalog.row(best[anchor][2].unit_id)
@@ -137,6 +142,9 @@ class Auto(Strategy):
         for r, moment in zip(rows, nexts):
             if moment not in best:
                 best[moment] = (0, 0, catalog.evidence(r, fused.get(anchor, 0.0), "following"))
+        if pin and nexts:
+            for moment in (anchor, *nexts):
+                best[moment][2].pinpointed = True
         return [anchor, *nexts, *(m for m in ordered if m != anchor and m not in nexts)]
 
     @staticmethod

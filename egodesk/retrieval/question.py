@@ -31,6 +31,7 @@ class QuestionAnalysis:
     order: str | None = None  # "first" | "last": the earliest / latest occurrence of the event
     relation: str | None = None  # "after" | "before": what happened next to / before an anchor event
     anchor: str = ""  # the event a relation or an order refers to ("take paper")
+    immediate: bool = False  # "right after", "just before": the moment next to the anchor, not any later one
     habit: bool = False  # "usually", "how often": evidence spread over time, not one moment
     recency: bool = False  # "recently", "lately"
     asks_when: bool = False
@@ -65,6 +66,7 @@ _HABIT = re.compile(
 )
 _RECENCY = re.compile(r"\b(?:recently|lately|these\s+days|nowadays)\b")
 _AFTER = re.compile(r"\b(?:(?:right|just|immediately|shortly|soon)\s+)?after(?:wards)?\b|\bnext\b|\bfollowing\b|\bthen\b")
+_IMMEDIATE = re.compile(r"(?:right|just|immediately|shortly|soon)\b")
 _BEFORE = re.compile(r"\b(?:(?:right|just|immediately|shortly)\s+)?before\b|\bprior\s+to\b|\bpreceding\b")
 # "right after breakfast" names a window (the day from breakfast on) and an event to follow; a bare
 # "after breakfast" only the window.
@@ -133,9 +135,10 @@ def analyze(question: str, asked_at: float | None = None, days: Sequence[tuple[f
     out.focus = " ".join(_SCAFFOLD.sub("", rest).strip(" ?.!").split())
     meal = _MEAL_RELATION.search(text.lower()) if relation is None else None
     if meal is not None:
-        out.relation, out.anchor = meal[1], meal[2]
+        out.relation, out.anchor, out.immediate = meal[1], meal[2], True
     elif relation is not None:
         out.relation = relation[0]
+        out.immediate = bool(_IMMEDIATE.match(relation[1][0]))
         after_phrase = f.text[relation[1].end() :]
         anchor = (
             after_phrase.rpartition(":")[2] if ":" in after_phrase else _ORDER_FIRST.sub(" ", _ORDER_LAST.sub(" ", after_phrase))

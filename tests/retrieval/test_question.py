@@ -28,9 +28,15 @@ def test_what_next_after_the_first_time():
     assert not a.asks_when
 
 
+def test_right_after_asks_for_the_next_moment_and_a_bare_after_for_any_later_one():
+    assert analyze("What did I do immediately after I fed the cat?", NOW).immediate
+    later = analyze("How did Melanie feel after the accident?", NOW)
+    assert later.relation == "after" and not later.immediate
+
+
 def test_before_an_event_is_a_relation_but_before_lunch_is_a_window():
     a = analyze("What did I do just before I washed the dishes?", NOW)
-    assert a.relation == "before" and "washed the dishes" in a.anchor and a.window is None
+    assert a.relation == "before" and "washed the dishes" in a.anchor and a.window is None and a.immediate
     b = analyze("What did I do before lunch?", NOW)
     assert b.relation is None
     # Lunch may run until 14:00: the window ends where it may end, not where it may start.
@@ -197,6 +203,6 @@ def test_a_time_of_day_no_day_has_footage_for_stays_today():
 
 def test_right_after_a_meal_is_a_window_from_the_meal_and_an_event_to_follow():
     a = analyze("What did I do right after breakfast yesterday?", NOW)
-    assert (a.relation, a.anchor) == ("after", "breakfast")
+    assert (a.relation, a.anchor, a.immediate) == ("after", "breakfast", True)
     assert window("What did I do right after breakfast yesterday?") == (datetime(2024, 3, 13, 6), datetime(2024, 3, 14))
     assert analyze("What did I do after breakfast yesterday?", NOW).relation is None  # the window alone

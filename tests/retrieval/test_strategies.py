@@ -577,6 +577,12 @@ def test_what_came_right_after_an_event_follows_it_even_from_the_next_file(tmp_p
     assert "project meeting" in found[0].text
     assert found[1].text == "Priya writes the deadline on the board."
     assert found[2].text == "I order a cappuccino at the cafe."  # the next file, two hours on
+    # "Right after": the meeting and what came next are the moments the answer rests on, alone.
+    assert [ev.pinpointed for ev in found] == [True, True, True, False]
+    later = make_strategy("auto", memory).retrieve(
+        Query("What did I do after the project meeting?", asked_at=ts(DAY2, 3600), k=4)
+    )
+    assert not any(ev.pinpointed for ev in later)  # any time after it: no moment is singled out
     before = make_strategy("auto", memory).retrieve(
         Query("What did I do right before the project meeting?", asked_at=ts(DAY2, 3600), k=3)
     )
