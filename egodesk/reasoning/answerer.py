@@ -33,7 +33,7 @@ from functools import cache
 from egodesk.core.timeutil import day_label, from_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.perception.llm import LLMError, TextSink, chat_json
-from egodesk.perception.prompts import VISIBLE_TEXT
+from egodesk.perception.prompts import UNSURE, UNSURE_SENTENCE, VISIBLE_TEXT
 from egodesk.reasoning import relative_dates
 from egodesk.reasoning.speakers import misattributed
 from egodesk.retrieval.lexical import tokenize
@@ -115,8 +115,21 @@ def _clock(ev: Evidence) -> str:
 def _text(ev: Evidence, terms: set[str] | None = None, limit: int = FOCUS_CHARS) -> str:
     text = _clean(relative_dates.annotate(ev.text, from_ts(ev.start)))
     if terms is not None:
-        text = focus(text, terms, limit)
+        text = focus(_without_unrelated_guesses(text, terms), terms, limit)
     return f"{text} [{_clean(ev.facts)}]" if ev.facts else text  # what its clip showed or said (reasoning.facts)
+
+
+def _without_unrelated_guesses(text: str, terms: set[str]) -> str:
+    """The line without the image tagger's low-confidence guesses that share no word with the question.
+    Beside what was heard, "what looks like a patio, a planetarium" became the answer ("What did I do
+    right after I put my keys on the shelf?" -> "I saw a patio, a planetarium"); a guess naming what is
+    asked about stays, and a line that is nothing but guesses stays whole."""
+    kept = UNSURE_SENTENCE.sub(lambda m: m[0] if terms & (set(tokenize([m[0]])[0]) - _GUESS_WORDS) else "", text)
+    return " ".join(kept.split()) or text
+
+
+# A guess's framing (`captioner.DescribeCaptioner`), not its labels.
+_GUESS_WORDS = set(tokenize([f"I see what looks like a, an and There may also be or {UNSURE}"])[0])
 
 
 def focus(text: str, terms: set[str], limit: int = FOCUS_CHARS) -> str:

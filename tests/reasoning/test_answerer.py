@@ -118,6 +118,19 @@ def test_a_long_caption_keeps_what_was_read_on_screen():
     assert cut.endswith("Visible text: 'BUY MILK', 'AND EGGS'.") and len(cut) < len(caption), cut
 
 
+def test_the_taggers_unsure_guesses_are_shown_only_where_they_name_what_is_asked():
+    caption = "I see what looks like a patio and a planetarium (low confidence). I hear: 'Now I am walking to the station.'"
+    shown = [ev(1, 1000.0, caption), ev(2, 1005.0, "I see what looks like a cat (low confidence).")]
+
+    def line(question: str, n: int = 0) -> str:
+        return build_prompt(question, shown, None, None, 600, lambda t: len(t.split())).messages[1]["content"].split("\n")[2 + n]
+
+    after = line("What did I do right after I put my keys down?")
+    assert after.startswith("E1 ") and after.endswith(" I hear: 'Now I am walking to the station.'") and "patio" not in after
+    assert "planetarium" in line("When did I visit a planetarium?")  # it may be what is asked about
+    assert line("Where are my keys?", 1).endswith("I see what looks like a cat (low confidence).")  # all it has
+
+
 def test_a_line_that_repeats_a_chosen_one_of_the_same_moment_is_left_out():
     parent = Evidence(1, 1, "kitchen", 1000.0, 1010.0, "I put the keys in the blue bowl.", 1.0)
     child = ev(2, 1002.0, "I put the keys in the blue bowl!")  # a sub-chunk inside the parent's span
