@@ -80,7 +80,7 @@ MC_RULES = {
 # Dates are shown and asked for the way people write them; a small model copies the evidence's format.
 # A line saying "yesterday" or "last week" means relative to its own day, not to when the question is asked.
 OPEN_RULE = (
-    "Answer in a few words; write a date like 7 May 2023. 'Yesterday' or 'last week' in a line is "
+    "Answer in a few words; if the answer is a date, write it like 7 May 2023. 'Yesterday' or 'last week' in a line is "
     "relative to that line's date (the week before 9 June 2023). If the evidence does not contain the "
     f"answer, answer exactly {NOT_FOUND}."
 )
