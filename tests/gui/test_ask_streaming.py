@@ -62,11 +62,12 @@ def ask_by_typing(qtbot, window: MainWindow, question: str, pause: bool | float 
     panel.question.clear()  # the last question stays in the field: a new one replaces it
     qtbot.keyClicks(panel.question, question)
     assert window.runner.running("Get ready to answer") or not window.runner.tasks  # started by typing
+    typed = time.monotonic()
     if pause is True:
         qtbot.waitUntil(lambda: panel.read_ahead_text == question and not window.runner.tasks, timeout=ANSWER_MS)
     elif pause:
         qtbot.wait(int(pause * 1000))
-    seen: dict = {"texts": [], "chips_at": None, "answer": None}
+    seen: dict = {"texts": [], "chips_at": None, "answer": None, "pause_s": time.monotonic() - typed}
 
     def answered(answer) -> None:
         seen.update(answer=answer, answer_at=time.monotonic())
@@ -144,8 +145,9 @@ def test_first_words_with_the_default_model(qtbot, day_library, monkeypatch):
     finally:
         window.close()
     print(
-        f"llm-quality: chips {first['chips_at']:.2f} s, first words {words_s} s, answer {first['answer_s']:.1f} s; "
-        f"follow-up: first words {follow_words_s} s, answer {follow['answer_s']:.1f} s; "
+        f"llm-quality: chips {first['chips_at']:.2f} s, first words {words_s} s, answer {first['answer_s']:.1f} s "
+        f"(Enter {first['pause_s']:.1f} s after the last key, when its answer was written ahead); "
+        f"follow-up: first words {follow_words_s} s, answer {follow['answer_s']:.1f} s (paused {follow['pause_s']:.1f} s); "
         f"asked {SHORT_PAUSE_S} s after the last key: first words {short_words_s} s, answer {short['answer_s']:.1f} s; "
         f"asked without a pause: first words {hasty_words_s} s, answer {hasty['answer_s']:.1f} s"
     )
