@@ -194,6 +194,15 @@ DRAFT_TOKENS = 3  # drafted at most per step: a 1.5B model on 2 cores evaluates 
 AHEAD_TAIL = 48
 
 
+def _shared_start(a, b) -> int:
+    """How many first tokens two token sequences (lists or arrays) have in common."""
+    import numpy as np
+
+    n = min(len(a), len(b))
+    differs = np.flatnonzero(np.asarray(a[:n]) != np.asarray(b[:n]))
+    return int(differs[0]) if differs.size else n
+
+
 class _Drafts:
     """What a reply may go on with: the tokens that followed its last DRAFT_GRAM tokens where they
     were last seen, in the prompt, a recent reply or the reply itself (prompt lookup decoding)."""
@@ -333,7 +342,7 @@ class LocalLLM:
         ahead = self._ahead
         if ahead is None or not ahead.reply:
             return None
-        shared = next((n for n, (a, b) in enumerate(zip(ahead.prompt, prompt)) if a != b), min(len(ahead.prompt), len(prompt)))
+        shared = _shared_start(ahead.prompt, prompt)
         return ahead.reply if max(len(ahead.prompt), len(prompt)) - shared <= AHEAD_TAIL else None
 
     def _reply(
@@ -459,12 +468,9 @@ class LocalLLM:
         """Put back the longest kept head `prompt` starts with, when it shares more with it than with
         what the context holds now (another prompt family ran in between)."""
         import llama_cpp
-        import numpy as np
 
         llama = self._llama
-        held = llama.input_ids[: min(llama.n_tokens, len(prompt))]
-        differs = np.flatnonzero(held != np.asarray(prompt[: held.size], dtype=held.dtype))
-        shared = int(differs[0]) if differs.size else held.size
+        shared = _shared_start(llama.input_ids[: llama.n_tokens], prompt)
         fits = [k for k in self._kept if shared < len(k.tokens) < len(prompt) and prompt[: len(k.tokens)] == k.tokens]
         if not fits:
             return
@@ -502,14 +508,12 @@ class LocalLLM:
         a reranker's judgements of one question differ only in the passage at the end, so the rules
         and the question are evaluated once per question, not once per passage. With `should_stop`,
         PREFILL_TOKENS at a time, asking it before each part."""
-        import numpy as np
 
         llama = self._llama
         keep = 0
         if not (getattr(llama, "_is_recurrent", False) or getattr(llama, "_is_hybrid", False)):  # their state cannot be cut back
-            limit = min(llama.n_tokens, len(tokens) - 1)  # at least one token is evaluated, for fresh logits
-            differs = np.flatnonzero(llama.input_ids[:limit] != np.asarray(tokens[:limit]))
-            keep = int(differs[0]) if differs.size else limit
+            # At least one token is evaluated, for fresh logits.
+            keep = _shared_start(llama.input_ids[: llama.n_tokens], tokens[: len(tokens) - 1])
         if keep == 0:
             llama.reset()
         llama.n_tokens = keep  # eval() drops the cache from here on
