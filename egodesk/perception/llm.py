@@ -328,14 +328,28 @@ class LocalLLM:
         self._ahead = None  # a read-ahead drafts the chat that follows it, no other
         self._resume_kept_prefix(prompt)
         self._eval_after_shared_prefix(prompt)
+        # Always streamed: one path, and the caller may watch the reply grow.
+        text, reply = self._shaped_reply(prompt, min(max_tokens, room), temperature, schema, on_text, guide=guide)
+        self._replies = [*self._replies[-(RECENT_REPLIES - 1) :], reply]
+        return text, len(prompt)
+
+    def _shaped_reply(
+        self,
+        prompt: list[int],
+        max_tokens: int,
+        temperature: float,
+        schema: dict | None,
+        on_text: TextSink | None = None,
+        should_stop: Callable[[], bool] | None = None,
+        guide: list[int] | None = None,
+    ) -> tuple[str, list[int]]:
+        """`_reply`, held to `schema` (a grammar) when there is one."""
         grammar = _Grammar(self._llama, schema) if schema is not None else None
-        try:  # always streamed: one path, and the caller may watch the reply grow
-            text, reply = self._reply(prompt, min(max_tokens, room), temperature, grammar, on_text, guide=guide)
+        try:
+            return self._reply(prompt, max_tokens, temperature, grammar, on_text, should_stop, guide)
         finally:
             if grammar is not None:
                 grammar.close()
-        self._replies = [*self._replies[-(RECENT_REPLIES - 1) :], reply]
-        return text, len(prompt)
 
     def _guide(self, prompt: list[int]) -> list[int] | None:
         """The reply read ahead, where its prompt and `prompt` differ only in their last AHEAD_TAIL tokens."""
@@ -456,12 +470,7 @@ class LocalLLM:
         self._eval_after_shared_prefix(prompt, should_stop)
         if max_tokens <= 0 or (should_stop is not None and should_stop()):
             return
-        grammar = _Grammar(self._llama, schema) if schema is not None else None
-        try:
-            _, reply = self._reply(prompt, min(max_tokens, room), 0.0, grammar, should_stop=should_stop)
-        finally:
-            if grammar is not None:
-                grammar.close()
+        _, reply = self._shaped_reply(prompt, min(max_tokens, room), 0.0, schema, should_stop=should_stop)
         self._ahead = _Ahead(prompt, reply)
 
     def _resume_kept_prefix(self, prompt: list[int]) -> None:
