@@ -77,6 +77,7 @@ class AskPanel(QWidget):
         self.read_ahead: Task | None = None  # the read-ahead of the question being typed
         self.streamed = ""  # the answer's words so far, while it is written
         self.first_words_s: float | None = None  # seconds from asking to the first streamed words
+        self.chips_s: float | None = None  # seconds from asking to the moments found shown
 
         self.question = QLineEdit(self)
         self.question.setObjectName("question")
@@ -200,7 +201,7 @@ class AskPanel(QWidget):
         if (reading := self.read_ahead) is not None and _active(reading):
             reading.cancel(grace_s=DRAFT_STOP_GRACE_S)  # it stops at its next part; the ask waits for it
         self.show_answer(None)
-        self.streamed, self.first_words_s = "", None
+        self.streamed, self.first_words_s, self.chips_s = "", None, None
         self._asked_at = time.monotonic()
         self.task = self.runner.run(
             ops.ask,
@@ -257,6 +258,7 @@ class AskPanel(QWidget):
         """Part of the answer before the end: the moments found, or the next words of the answer."""
         kind, value = message
         if kind == "evidence":
+            self.chips_s = time.monotonic() - self._asked_at
             self.selection.show(value)
         elif kind == "text":
             if self.first_words_s is None:

@@ -64,8 +64,8 @@ class LLM(Protocol):
         max_tokens: int = 0,
     ) -> None:
         """Read a prompt now, ahead of `chat`: a chat whose prompt starts the same way pays only for the
-        rest. With `max_tokens`, also write the greedy reply (shaped by `schema`) it would get, to draft
-        the reply of a chat whose prompt differs only at its end. `should_stop` is asked between parts
+        rest. With `max_tokens`, also write the greedy reply (shaped by `schema`) it would get: a chat
+        with the same prompt gets it at once, one whose prompt differs only at its end has it drafted. `should_stop` is asked between parts
         and steps and cuts the reading short. A hint: a server reads each request's prompt itself."""
 
     def yes_probability(self, messages: Messages) -> float:
@@ -154,6 +154,7 @@ class _Ahead:
 
     prompt: list[int]
     reply: list[int]
+    schema: dict | None
 
 
 @dataclass
@@ -294,6 +295,29 @@ def _pick(logits, temperature: float, grammar: _Grammar | None, rng) -> int:
     return int(rng.choice(top, p=weights / weights.sum()))
 
 
+class _Text:
+    """A reply's text as its tokens come, each new piece passed on to `on_text`."""
+
+    def __init__(self, llama, on_text: TextSink | None):
+        self._llama, self._on_text = llama, on_text
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")  # a character may span tokens
+        self.pieces: list[str] = []
+
+    def add(self, token: int) -> None:
+        if piece := self._decoder.decode(self._llama.detokenize([token])):
+            self.pieces.append(piece)
+            if self._on_text is not None:
+                self._on_text(piece)
+
+    def add_all(self, tokens: list[int]) -> str:
+        for token in tokens:
+            self.add(token)
+        return str(self)
+
+    def __str__(self) -> str:
+        return "".join(self.pieces)
+
+
 class LocalLLM:
     """A GGUF run in-process by llama.cpp (a CPU build with the flags this machine runs: setup.sh)."""
 
@@ -325,11 +349,15 @@ class LocalLLM:
                 f"{self.model_id}: the prompt ({len(prompt)} tokens) exceeds the context window ({self._llama.n_ctx()})"
             )
         guide = self._guide(prompt) if temperature <= 0.0 else None
+        written = self._written_ahead(prompt, min(max_tokens, room), schema) if temperature <= 0.0 else None
         self._ahead = None  # a read-ahead drafts the chat that follows it, no other
-        self._resume_kept_prefix(prompt)
-        self._eval_after_shared_prefix(prompt)
-        # Always streamed: one path, and the caller may watch the reply grow.
-        text, reply = self._shaped_reply(prompt, min(max_tokens, room), temperature, schema, on_text, guide=guide)
+        if written is not None:
+            text, reply = _Text(self._llama, on_text).add_all(written), written
+        else:
+            self._resume_kept_prefix(prompt)
+            self._eval_after_shared_prefix(prompt)
+            # Always streamed: one path, and the caller may watch the reply grow.
+            text, reply = self._shaped_reply(prompt, min(max_tokens, room), temperature, schema, on_text, guide=guide)
         self._replies = [*self._replies[-(RECENT_REPLIES - 1) :], reply]
         return text, len(prompt)
 
@@ -350,6 +378,18 @@ class LocalLLM:
         finally:
             if grammar is not None:
                 grammar.close()
+
+    def _written_ahead(self, prompt: list[int], max_tokens: int, schema: dict | None) -> list[int] | None:
+        """The reply read ahead, when it is this chat's whole reply: the same prompt and schema, the
+        reply ended by the model (not cut short) and still in the context, so greedy decoding would
+        write it again token for token."""
+        ahead, llama = self._ahead, self._llama
+        if ahead is None or ahead.prompt != prompt or ahead.schema != schema or len(ahead.reply) >= max_tokens:
+            return None
+        # Its last token evaluated too only when the model ended it (`_reply`); nothing ran since.
+        if llama.n_tokens != len(prompt) + len(ahead.reply):
+            return None
+        return ahead.reply if llama.input_ids[: llama.n_tokens].tolist() == prompt + ahead.reply else None
 
     def _guide(self, prompt: list[int]) -> list[int] | None:
         """The reply read ahead, where its prompt and `prompt` differ only in their last AHEAD_TAIL tokens."""
@@ -386,9 +426,8 @@ class LocalLLM:
         llama = self._llama
         vocab = llama_cpp.llama_model_get_vocab(llama.model)
         rng = np.random.default_rng(0)
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")  # a character may span tokens
+        text = _Text(llama, on_text)
         drafts = _Drafts([*self._replies, prompt]) if temperature <= 0.0 else None
-        pieces: list[str] = []
         tokens: list[int] = []
 
         def logits(i: int):
@@ -401,10 +440,7 @@ class LocalLLM:
             tokens.append(token)
             if drafts is not None:
                 drafts.add(token)
-            if piece := decoder.decode(llama.detokenize([token])):
-                pieces.append(piece)
-                if on_text is not None:
-                    on_text(piece)
+            text.add(token)
             if _repeating(tokens):
                 log.info("%s: reply stopped after repeating itself %d times", self.model_id, REPEATS)
                 return False
@@ -434,7 +470,7 @@ class LocalLLM:
                     break  # the model goes elsewhere than the draft: `token` is evaluated next step
             llama.input_ids[start : start + kept] = batch[:kept]
             llama.n_tokens = start + kept  # drafted tokens the model did not pick leave the cache
-        return "".join(pieces), tokens
+        return str(text), tokens
 
     def keep_prefix(self, messages: Messages) -> None:
         import llama_cpp
@@ -471,7 +507,7 @@ class LocalLLM:
         if max_tokens <= 0 or (should_stop is not None and should_stop()):
             return
         _, reply = self._shaped_reply(prompt, min(max_tokens, room), 0.0, schema, should_stop=should_stop)
-        self._ahead = _Ahead(prompt, reply)
+        self._ahead = _Ahead(prompt, reply, schema)
 
     def _resume_kept_prefix(self, prompt: list[int]) -> None:
         """Put back the longest kept head `prompt` starts with, when it shares more with it than with

@@ -7,6 +7,7 @@ through the pipeline. The GUI calls it from its task runner, never touching SQL 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -93,11 +94,24 @@ def overall_state(stages: dict[str, str]) -> str:
     return "pending"
 
 
+# A question asked within this long of the pause that read it ahead counts as asked when it was typed.
+TYPED_AT_FRESH_S = 120.0
+
+
+@dataclass
+class _ReadAhead:
+    question: str
+    options: list[str] | None
+    asked_at: float  # the time its prompt says it was asked
+    read_at: float  # time.monotonic() when it was read
+
+
 class Library:
     def __init__(self, root: str | os.PathLike | None = None):
         self.paths = (LibraryPaths.at(root) if root else LibraryPaths.default()).ensure()
         self.settings = Settings.load(self.paths.settings_file)
         self.store = Store(self.paths.database)
+        self._read_ahead: _ReadAhead | None = None
 
     @cached_property
     def engines(self) -> Engines:
@@ -347,7 +361,7 @@ class Library:
 
         self.follow_reembedding()
         with question_in_flight(self.paths):
-            prepare(
+            asked_at = prepare(
                 self.memory,
                 self.engines.llm,
                 draft,
@@ -356,6 +370,16 @@ class Library:
                 k=self.settings.top_k,
                 should_stop=should_stop,
             )
+        read = asked_at is not None
+        self._read_ahead = _ReadAhead(" ".join(draft.split()), options or None, asked_at, time.monotonic()) if read else None
+
+    def _typed_at(self, question: str, options: list[str] | None) -> float | None:
+        """When the question was typed, if it was read ahead unchanged a moment ago: asked at that time,
+        its prompt is the one read, to the second."""
+        ahead = self._read_ahead
+        if ahead is None or time.monotonic() - ahead.read_at > TYPED_AT_FRESH_S:
+            return None
+        return ahead.asked_at if (ahead.question, ahead.options) == (" ".join(question.split()), options or None) else None
 
     def ask(
         self,
@@ -370,7 +394,9 @@ class Library:
     ):
         """Answer a question from the library's memories (`pipeline.ask`, which says what `on_evidence`
         and `on_text` are told as the answer comes); the ingest worker holds its LLM memory stages
-        meanwhile. Evidence carries offsets into its footage file so a player can seek to it."""
+        meanwhile. Evidence carries offsets into its footage file so a player can seek to it. `asked_at`
+        defaults to when the question was typed, if it was read ahead unchanged (`prepare_to_answer`),
+        else now."""
         from egodesk.pipeline.ask import ask, check_question
 
         check_question(question)  # an empty question is refused before any model is loaded
@@ -381,7 +407,7 @@ class Library:
                 self.engines.llm,
                 question,
                 options=options,
-                asked_at=asked_at,
+                asked_at=asked_at if asked_at is not None else self._typed_at(question, options),
                 strategy=strategy or self.settings.strategy,
                 k=k or self.settings.top_k,
                 sources=sources,

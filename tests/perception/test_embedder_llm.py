@@ -210,7 +210,8 @@ def test_a_prompt_read_ahead_leaves_its_chat_only_the_changed_end_and_a_stop_cut
 
 def test_a_reply_written_ahead_is_checked_in_one_step_by_the_ask_it_drafts(tiny_llm, monkeypatch):
     """A question read while typed, its reply written too: asked, its reply is the one written ahead,
-    checked by the model in one step instead of written again token by token. What the model would not
+    checked by the model in one step instead of written again token by token; asked with the very prompt
+    read ahead, a reply the model ended is taken as it is, nothing evaluated. What the model would not
     write is not taken; a read-ahead stopped halfway still drafts what it wrote. Only a prompt that
     differs from the one read ahead in its last tokens (the time asked, the question's end) is drafted:
     the tiny model's reply may change even with the time asked, which the check then finds."""
@@ -246,8 +247,21 @@ def test_a_reply_written_ahead_is_checked_in_one_step_by_the_ask_it_drafts(tiny_
     steps.clear()
     warm, _ = tiny_llm.chat(prompt("09:00:00"), max_tokens=40, schema=schema)
     assert warm == written and warm.startswith('{ "evidence"')
-    assert len(steps) <= 2 < cold_steps - 4  # the prompt's changed end, then the reply written ahead checked
+    assert len(steps) <= 2 < cold_steps - 4  # the reply written ahead was cut short: checked in one step
     assert tiny_llm._ahead is None  # it drafts the one ask that follows
+
+    unrelated()
+    tiny_llm.prefill(prompt("09:00:00"), schema=schema, max_tokens=200)
+    whole = ahead_text()
+    assert whole.rstrip().endswith("}")  # the model ended it
+    steps.clear()
+    shown: list[str] = []
+    again, _ = tiny_llm.chat(prompt("09:00:00"), max_tokens=200, schema=schema, on_text=shown.append)
+    assert again == whole == "".join(shown) and steps == []  # the same prompt: its reply, nothing evaluated
+    unrelated()
+    tiny_llm.prefill(prompt("09:00:00"), schema=schema, max_tokens=200)
+    tiny_llm.chat(prompt("09:00:00"), max_tokens=200, schema={**schema, "required": ["answer"]})
+    assert steps  # a reply written to another schema is not taken whole
     tiny_llm.prefill(prompt("09:00:00"), schema=schema, max_tokens=1)
     later = tiny_llm._format(prompt("09:00:05"))
     assert tiny_llm._guide(tiny_llm._tokens(later)) is not None

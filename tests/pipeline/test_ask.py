@@ -154,20 +154,23 @@ def test_eval_measures_the_path_the_app_ships(memory):
 
 def test_a_question_read_ahead_while_typed_is_the_prompt_asking_it_sends_up_to_its_asked_time(memory):
     question = "When was the last time I did this: take paper?"
-    llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "The latest take paper.", "answer": "at 09:00:50"})
-    prepare(memory, llm, question, k=4)
+    reply = {"evidence": ["E1"], "reasoning": "The latest take paper.", "answer": "at 09:00:50"}
+    llm = ScriptedLLM(reply, reply)
+    typed_at = prepare(memory, llm, question, k=4)
     ask(memory, llm, question, k=4)
-    ((read, read_schema, reply_tokens),), ((sent, schema),) = llm.read, llm.sent
+    ask(memory, llm, question, k=4, asked_at=typed_at)
+    ((read, read_schema, reply_tokens),), ((sent, schema), (sent_as_typed, _)) = llm.read, llm.sent
     assert read_schema == schema and reply_tokens == MAX_TOKENS  # its reply is written ahead as the ask's is
     assert read[0] == sent[0] and "take paper" in read[1]["content"]
     head = read[1]["content"].split("Asked at:")[0]
     assert head.endswith("</evidence>\n") and sent[1]["content"].startswith(head)  # only the time asked may differ
+    assert sent_as_typed == read  # asked at the time it was typed: the very prompt read
 
     quiet = ScriptedLLM()
-    prepare(memory, quiet, "What did I take at 3 pm?")  # no footage then: the model will not be asked
-    prepare(memory, quiet, "Where is my parrot?")  # nothing found mentions it
-    prepare(memory, quiet, question, should_stop=lambda: True)  # asked meanwhile
-    prepare(memory, quiet, "   ")  # nothing typed yet
+    assert prepare(memory, quiet, "What did I take at 3 pm?") is None  # no footage then: the model will not be asked
+    assert prepare(memory, quiet, "Where is my parrot?") is None  # nothing found mentions it
+    assert prepare(memory, quiet, question, should_stop=lambda: True) is None  # asked meanwhile
+    assert prepare(memory, quiet, "   ") is None  # nothing typed yet
     assert not quiet.read
 
 
@@ -223,3 +226,25 @@ def test_the_cli_prints_the_answer_as_it_is_written(tmp_path, monkeypatch, capsy
     assert cli_main(["ask", "What colour is the door?", "--at", "2024-03-13T10:00:00"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "On the table" and lines[1].startswith("(withdrawn: ") and lines[2] == ABSTENTION
+
+
+def test_a_question_asked_as_it_was_read_ahead_is_asked_at_the_time_it_was_typed(tmp_path, monkeypatch):
+    """The library asks a question read ahead unchanged (a pause in typing, then Enter) at the time its
+    read prompt says, so that prompt is the one sent; an edited, late or explicitly timed one is not."""
+    import egodesk.pipeline.ask as ask_path
+    from egodesk.pipeline import library as library_module
+
+    library = library_module.Library(tmp_path / "lib")
+    library.__dict__.update(memory=None, engines=type("Engines", (), {"llm": None, "embedder_stale": lambda self: False})())
+    asked: list[float | None] = []
+    monkeypatch.setattr(ask_path, "prepare", lambda *args, **kwargs: 1000.0)
+    monkeypatch.setattr(ask_path, "ask", lambda *args, asked_at=None, **kwargs: asked.append(asked_at))
+    library.prepare_to_answer("Where are  my keys?")
+    library.ask("Where are my keys? ")
+    library.ask("Where are my glasses?")
+    library.ask("Where are my keys?", asked_at=2000.0)
+    library.ask("Where are my keys?", options=["bowl", "shelf"])
+    monkeypatch.setattr(library_module.time, "monotonic", lambda: 1e12)
+    library.ask("Where are my keys?")
+    assert asked == [1000.0, None, 2000.0, None, None]
+    library.close()
