@@ -69,6 +69,9 @@ class Evidence:
     # The strategy pinpointed this as the moment the question asks about ("the last time I ...", that
     # time and what came right after); when any unit is pinpointed, the answer rests on those alone.
     pinpointed: bool = False
+    # A pinpointed moment's part in "what did I do right after (before) X": "anchor" for X's moment,
+    # "after" ("before") for those next to it. The answerer is told which is which.
+    role: str = ""
     rank: int = 0  # 1-based position in the strategy's ranking (0: not ranked)
     # What the unit's clip showed on screen or said in numbers, when the unit's own text dropped it
     # (an atomic statement or a record written from a caption): the answerer is shown it too.

@@ -55,6 +55,7 @@ SPELLING_RATIO = 0.8  # lasagna / lasagne 0.86, colour / color 0.91; garden / ga
 QUESTION_CHARS = 1000  # a pasted essay of a question must still leave the context to the evidence
 OPTION_CHARS = 200
 MAX_TOKENS = 200
+ROLE_NOTE_TOKENS = 24  # room kept for `_role_note`
 REASONING_CHARS = 240  # LoCoMo's reasonings: median 132 characters, 9 in 10 under 231
 BARE_ANSWER = re.compile(r"\s*(?:[A-J]|E\d+)[.)]?\s*", re.I)
 
@@ -198,7 +199,9 @@ def build_prompt(
     marks = [f"{LETTERS[i]}." if choice == "letter" else "-" for i in range(len(options or []))]
     opts = "\nOptions:\n" + "\n".join(f"{mark} {_option(o)}" for mark, o in zip(marks, options)) if options else ""
     tail = f"\n</evidence>{asked}\nQuestion: {_clean(question, QUESTION_CHARS)}{opts}"
+    roles = any(e.role for e in evidence if e.pinpointed)
     room = budget_tokens - count_tokens(rules["content"]) - count_tokens(EVIDENCE_OPEN + tail) - TEMPLATE_TOKENS
+    room -= ROLE_NOTE_TOKENS if roles else 0
     chosen: list[Evidence] = []
     seen: list[tuple[Evidence, set[str]]] = []
     headers: set[str] = set()
@@ -226,7 +229,20 @@ def build_prompt(
             lines.append(header)
         lines.append(f"{eid} {_clock(ev)} {texts[id(ev)]}")
     block = "\n".join(lines) or "(no evidence found)"
-    return Prompt([rules, {"role": "user", "content": f"{EVIDENCE_OPEN}{block}{tail}"}], ids, ordered)
+    note = _role_note(ids, ordered)
+    return Prompt([rules, {"role": "user", "content": f"{EVIDENCE_OPEN}{block}{tail}{note}"}], ids, ordered)
+
+
+def _role_note(ids: list[str], shown: list[Evidence]) -> str:
+    """Which lines are the moment a "right after (before) X" question names and which came next to it
+    (`Evidence.role`). Shown both, a small model answered with X's own words: "What did I do right after
+    breakfast?" -> "buy milk", said at breakfast, not the walk to the bus stop that followed."""
+    anchor = [eid for eid, ev in zip(ids, shown) if ev.role == "anchor"]
+    beside = [(eid, ev.role) for eid, ev in zip(ids, shown) if ev.role in ("after", "before")]
+    if not anchor or not beside:
+        return ""
+    named = " and ".join(anchor) + (" is" if len(anchor) == 1 else " are")
+    return f"\nNote: {named} the moment the question names; {' and '.join(e for e, _ in beside)} came right {beside[0][1]} it."
 
 
 def _repeats(ev: Evidence, words: set[str], other: Evidence, known: set[str]) -> bool:

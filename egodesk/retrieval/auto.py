@@ -143,8 +143,8 @@ class Auto(Strategy):
             if moment not in best:
                 best[moment] = (0, 0, catalog.evidence(r, fused.get(anchor, 0.0), "following"))
         if pin and nexts:
-            for moment in (anchor, *nexts):
-                best[moment][2].pinpointed = True
+            for moment, role in ((anchor, "anchor"), *((m, qa.relation or "") for m in nexts)):
+                best[moment][2].pinpointed, best[moment][2].role = True, role
         return [anchor, *nexts, *(m for m in ordered if m != anchor and m not in nexts)]
 
     @staticmethod

@@ -162,7 +162,11 @@ class Records(Strategy):
         moment = [anchor]
         if qa.relation:
             moment += catalog.neighbours(anchor, [RECORD], qa.relation == "after", 1, before=cutoff)
-        return [catalog.evidence(row, score - 0.01 * step, self.name, pinpointed=True) for step, row in enumerate(moment)]
+        roles = ["anchor" if len(moment) > 1 else "", *[qa.relation or ""] * (len(moment) - 1)]
+        return [
+            catalog.evidence(row, score - 0.01 * step, self.name, pinpointed=True, role=role)
+            for step, (row, role) in enumerate(zip(moment, roles))
+        ]
 
 
 def _importance(catalog, row: int) -> float:

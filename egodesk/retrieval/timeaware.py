@@ -107,6 +107,7 @@ class TimeAware(Strategy):
                     self.name,
                     ranks={"timeaware": position},
                     pinpointed=row in pinpointed,
+                    role=pinpointed.get(row, ""),
                     scores={"semantic": float(semantic[i]) if found else 0.0, "coverage": float(cover[i]) if found else 0.0},
                 )
             )
@@ -139,15 +140,16 @@ class TimeAware(Strategy):
         semantic: np.ndarray,
         kinds: list[str],
         rounds: int,
-    ) -> tuple[list[tuple[int, float]], set[int]]:
-        """The ranking, and the rows pinpointed as the moment asked about (none when no occurrence
-        holds the event's words: a semantic near-match is not sure enough to hide the rest)."""
+    ) -> tuple[list[tuple[int, float]], dict[int, str]]:
+        """The ranking, and the rows pinpointed as the moment asked about with their `Evidence.role`
+        (none when no occurrence holds the event's words: a semantic near-match is not sure enough to
+        hide the rest)."""
         catalog = self.memory.catalog()
         by_score = [(int(rows[i]), float(relevance[i])) for i in np.lexsort((rows, -relevance))]
         if qa.habit and not (qa.order or qa.relation):
-            return _spread_over_days(catalog, by_score), set()
+            return _spread_over_days(catalog, by_score), {}
         if not (qa.order or qa.relation):
-            return by_score, set()
+            return by_score, {}
         # The occurrences of the event: the units holding the most of its words ("put down cup" for
         # "put down cup and spoon"), else, when none holds half, the semantic near-best.
         most = float(cover.max())
@@ -167,15 +169,16 @@ class TimeAware(Strategy):
                 catalog.neighbours(anchor, kinds, qa.relation == "after", NEIGHBOURS, before=query.cutoff)
             ):
                 head.append((row, top_score - 0.01 * (step + 1)))
-            moment = {row for row, _ in head[: 1 + PINPOINTED_NEIGHBOURS]}
+            beside = [row for row, _ in head[1 : 1 + PINPOINTED_NEIGHBOURS]]
+            moment = {anchor: "anchor" if beside else "", **dict.fromkeys(beside, qa.relation or "")}
         else:
             limit = max(1, query.k // 2)
             head = [(int(rows[i]), top_score - 0.01 * n) for n, i in enumerate(occurrences[:limit])]
-            moment = {anchor}
+            moment = {anchor: ""}
         taken = {row for row, _ in head}
         # Only a first/last occurrence is one moment; "after X" alone may mean any of X's repeats.
         sure = qa.order is not None and most >= MIN_COVERAGE
-        return head + [(row, score) for row, score in by_score if row not in taken], moment if sure else set()
+        return head + [(row, score) for row, score in by_score if row not in taken], moment if sure else {}
 
 
 def _spread_over_days(catalog: Catalog, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:

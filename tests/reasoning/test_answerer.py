@@ -160,6 +160,20 @@ def test_a_pinpointed_moment_is_all_the_answerer_reads():
     assert [e.unit_id for e in prompt.shown] == [7, 9] and "fold paper" not in prompt.messages[1]["content"]
 
 
+def test_the_answerer_is_told_which_pinpointed_moment_came_right_after_the_one_named():
+    after = [
+        dataclasses.replace(EVIDENCE[2], pinpointed=True, role="after"),
+        dataclasses.replace(EVIDENCE[0], pinpointed=True, role="anchor"),
+        EVIDENCE[1],
+    ]
+    prompt = build_prompt("What did I do right after I took paper?", after, None, 4000.0, 1000, lambda t: len(t.split()))
+    assert prompt.messages[1]["content"].endswith("Note: E1 is the moment the question names; E2 came right after it.")
+    last = [dataclasses.replace(e, pinpointed=True) for e in EVIDENCE]  # no relation asked: no note
+    assert (
+        "Note:" not in build_prompt("When did I last?", last, None, 4000.0, 1000, lambda t: len(t.split())).messages[1]["content"]
+    )
+
+
 def test_evidence_is_grouped_under_day_and_source_lines():
     late = ev(4, 2000.0 + 86400, "I dry plate.", source="garden")
     prompt = build_prompt("q", [*EVIDENCE, late], None, None, 1000, lambda t: len(t.split()))

@@ -121,6 +121,7 @@ def test_timeaware_first_time_then_what_next(memory):
     assert [ev.text for ev in found[:2]] == ["I take paper.", "I fold paper."]
     assert found[0].start == ts(DAY1, 0)
     assert [ev.pinpointed for ev in found] == [True, True] + [False] * (len(found) - 2)  # the occurrence, what came next
+    assert [ev.role for ev in found[:3]] == ["anchor", "after", ""]
 
 
 def test_timeaware_pinpoints_nothing_without_a_first_or_last_occurrence(memory):
@@ -579,6 +580,7 @@ def test_what_came_right_after_an_event_follows_it_even_from_the_next_file(tmp_p
     assert found[2].text == "I order a cappuccino at the cafe."  # the next file, two hours on
     # "Right after": the meeting and what came next are the moments the answer rests on, alone.
     assert [ev.pinpointed for ev in found] == [True, True, True, False]
+    assert [ev.role for ev in found] == ["anchor", "after", "after", ""]
     later = make_strategy("auto", memory).retrieve(
         Query("What did I do after the project meeting?", asked_at=ts(DAY2, 3600), k=4)
     )
