@@ -30,7 +30,7 @@ from testday.questions import QUESTIONS, DayQuestion, interleaved, load_question
 
 from egodesk.core.settings import Settings
 from egodesk.core.types import Progress
-from egodesk.eval.metrics import QuestionResult, by_category, hit_at_k, overlaps, summarize
+from egodesk.eval.metrics import QuestionResult, by_category, hit_at_k, overlaps, percentile, summarize
 from egodesk.eval.runner import format_value, run_questions, write_report
 from egodesk.pipeline.library import Library
 
@@ -46,6 +46,7 @@ ASK_COLUMNS = (
     "grounded",
     "answer_p50_ms",
     "answer_p95_ms",
+    "first_words_p50_ms",
 )
 
 
@@ -107,15 +108,30 @@ def _spans(evidence) -> list[tuple[str, float, float]]:
 
 
 def ask_all(
-    library: Library, questions: list[DayQuestion], strategy: str | None, log=print, checkpoint=lambda results: None
+    library: Library,
+    questions: list[DayQuestion],
+    strategy: str | None,
+    log=print,
+    checkpoint=lambda results: None,
+    typed: bool = False,
 ) -> list[QuestionResult]:
     """Every question through `Library.ask`, judged; chips are scored in the order the answer lists them.
-    `checkpoint` sees the results so far after each answer (answers cost many seconds each on a CPU)."""
+    `checkpoint` sees the results so far after each answer (answers cost many seconds each on a CPU).
+    With `typed`, each question is first read ahead as a pause in typing it does in the window
+    (`Library.prepare_to_answer`), then asked: the times are from pressing Enter."""
     results: list[QuestionResult] = []
     for item in questions:
         q = item.bench
+        if typed:
+            library.prepare_to_answer(q.question, asked_at=q.asked_at)
+        words_at: list[float] = []
         started = time.perf_counter()
-        answer = library.ask(q.question, asked_at=q.asked_at, strategy=strategy)
+        answer = library.ask(
+            q.question,
+            asked_at=None if typed else q.asked_at,  # typed: asked at the time it was typed, q.asked_at
+            strategy=strategy,
+            on_text=lambda piece, seen=words_at: None if seen else seen.append(time.perf_counter()),
+        )
         total_ms = (time.perf_counter() - started) * 1000
         moments = [(w.source, w.start, w.end) for w in q.evidence]
         chips = _spans(answer.evidence)
@@ -135,6 +151,7 @@ def ask_all(
             "answer": answer.text,
             "expected": item.accept,
             "strategy": answer.extra.get("strategy"),
+            "first_words_ms": (words_at[0] - started) * 1000 if words_at else None,
             "chips": [
                 {"source": e.source, "start": e.start, "end": e.end, "cited": e.unit_id in answer.cited}
                 for e in answer.evidence[:8]
@@ -155,6 +172,9 @@ def ask_summary(results: list[QuestionResult]) -> dict:
     summary = summarize(results)
     cites = [float(r.detail["cite_ok"]) for r in results if "cite_ok" in r.detail]
     summary["cite_ok"] = sum(cites) / len(cites) if cites else None
+    words = [r.detail["first_words_ms"] for r in results if r.detail.get("first_words_ms") is not None]
+    for q in (50, 95):
+        summary[f"first_words_p{q}_ms"] = percentile(words, q) if words else None
     return summary
 
 
@@ -230,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-memories", action="store_true", help="skip the LLM memories (records, atomic statements)")
     parser.add_argument("--no-answers", action="store_true", help="retrieval-only runs alone")
+    parser.add_argument("--typed", action="store_true", help="read each question ahead (a pause in typing it) before asking it")
     parser.add_argument("--rebuild", action="store_true", help="import into a fresh library even when one is cached")
     parser.add_argument("--json", type=Path, help="write the report here (default: report.json in the library folder)")
     args = parser.parse_args(argv)
@@ -278,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
         write_report(path, report)
         if not args.no_answers:
             say(f"\nasking {len(asked)} questions with {args.llm} (strategy {strategy})")
-            report["ask"] = ask_report(ask_all(library, asked, args.strategy, log=say, checkpoint=checkpoint))
+            results = ask_all(library, asked, args.strategy, log=say, checkpoint=checkpoint, typed=args.typed)
+            report["ask"] = ask_report(results)
             say(f"\nask path (strategy {strategy}, {args.llm}, memories {'on' if report['memories'] else 'off'})")
             summary = report["ask"]["summary"]
             say(table([("all", summary), *report["ask"]["by_category"].items()], ASK_COLUMNS))

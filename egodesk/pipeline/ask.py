@@ -241,6 +241,7 @@ def prepare(
     strategy: str = "auto",
     k: int = 12,
     should_stop: Callable[[], bool] | None = None,
+    asked_at: float | None = None,
 ) -> float | None:
     """Get the model ready for a question while it is being typed: its answer rules evaluated and kept
     (the first question of a session then costs what a follow-up does) and, given the question typed so
@@ -249,12 +250,12 @@ def prepare(
     at, the question) and one step checking the reply read ahead; asked otherwise, whatever start its
     prompt shares with this one. `should_stop` cuts the reading short (the question was asked
     meanwhile): what was read and written so far still counts. Returns the time the read prompt says
-    the question was asked (None when nothing was read): asked with it, the question's prompt is the
+    the question was asked (`asked_at`, default now; None when nothing was read): asked with it, the question's prompt is the
     one read, and a reply the model wrote to the end is the answer's, with nothing left to evaluate."""
     llm.keep_prefix(prompt_head(options, memory.settings.answer_choice))
     if not draft.strip():
         return None
-    found = retrieve(memory, draft, options, None, strategy, k, count_tokens=llm.count_tokens)
+    found = retrieve(memory, draft, options, asked_at, strategy, k, count_tokens=llm.count_tokens)
     if (should_stop is not None and should_stop()) or _without_model(memory, found, draft, options) is not None:
         return None
     read_answer_ahead(llm, **_answerer_input(memory, found, options), should_stop=should_stop)

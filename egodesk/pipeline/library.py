@@ -354,14 +354,17 @@ class Library:
         e = self.engines
         return Memory(self.store, e.index_manager, e.embedder, llm=e.llm, settings=self.settings)
 
-    def prepare_to_answer(self, draft: str = "", options: list[str] | None = None, should_stop=None) -> None:
+    def prepare_to_answer(
+        self, draft: str = "", options: list[str] | None = None, should_stop=None, asked_at: float | None = None
+    ) -> None:
         """Load the LLM and evaluate its answer rules now, while the user types, not at the question; given
-        the question typed so far, read the prompt that would answer it (`pipeline.ask.prepare`)."""
+        the question typed so far (at `asked_at`, default now), read the prompt that would answer it
+        (`pipeline.ask.prepare`)."""
         from egodesk.pipeline.ask import prepare
 
         self.follow_reembedding()
         with question_in_flight(self.paths):
-            asked_at = prepare(
+            typed_at = prepare(
                 self.memory,
                 self.engines.llm,
                 draft,
@@ -369,9 +372,10 @@ class Library:
                 strategy=self.settings.strategy,
                 k=self.settings.top_k,
                 should_stop=should_stop,
+                asked_at=asked_at,
             )
-        read = asked_at is not None
-        self._read_ahead = _ReadAhead(" ".join(draft.split()), options or None, asked_at, time.monotonic()) if read else None
+        read = typed_at is not None
+        self._read_ahead = _ReadAhead(" ".join(draft.split()), options or None, typed_at, time.monotonic()) if read else None
 
     def _typed_at(self, question: str, options: list[str] | None) -> float | None:
         """When the question was typed, if it was read ahead unchanged a moment ago: asked at that time,
