@@ -65,8 +65,9 @@ class LLM(Protocol):
     ) -> None:
         """Read a prompt now, ahead of `chat`: a chat whose prompt starts the same way pays only for the
         rest. With `max_tokens`, also write the greedy reply (shaped by `schema`) it would get: a chat
-        with the same prompt gets it at once, one whose prompt differs only at its end has it drafted. `should_stop` is asked between parts
-        and steps and cuts the reading short. A hint: a server reads each request's prompt itself."""
+        with the same prompt gets it at once, one whose prompt differs only at its end has it drafted.
+        `should_stop` is asked between parts and steps and cuts the reading short. A hint: a server reads
+        each request's prompt itself."""
 
     def yes_probability(self, messages: Messages) -> float:
         """P(first reply token is "yes") against "no": a pointwise relevance score for reranking."""
