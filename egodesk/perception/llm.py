@@ -12,7 +12,6 @@ question pays only for its own evidence.
 
 from __future__ import annotations
 
-import codecs
 import ctypes
 import json
 import logging
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from egodesk.perception.chat_server import DEFAULT_IN_FLIGHT, ChatServer, ServerError
+from egodesk.perception.decoding import REPEATS, Drafts, Grammar, ReplyText, pick, repeating, shared_start
 
 log = logging.getLogger(__name__)
 
@@ -166,157 +166,14 @@ class _Kept:
     state: bytes
 
 
-TOP_K = 40  # a sampled reply (a retry at temperature > 0) picks among this many likeliest tokens
-# A small model may loop, writing one block of tokens again and again until its budget runs out (the
-# composite clip's looped speech: one atomic statement 17 times, 680 tokens). A reply whose last
-# REPEATS blocks of REPEAT_SPAN tokens are identical is ended there.
-REPEATS = 3
-REPEAT_SPAN = range(8, 65)
-
-
-def _repeating(tokens: list[int]) -> bool:
-    for span in REPEAT_SPAN:
-        if len(tokens) < REPEATS * span:
-            return False
-        last = tokens[-span:]
-        if all(tokens[-(n + 1) * span : -n * span] == last for n in range(1, REPEATS)):
-            return True
-    return False
-
-
 # A prompt read ahead stops within a part's time (~0.6 s on 2 cores) when the question is asked meanwhile.
 PREFILL_TOKENS = 64
 RECENT_REPLIES = 4  # a reply's JSON keys and phrasing are drafted from the last few replies too
-DRAFT_GRAM = (3, 2)  # the reply's last tokens looked up, longest first
-DRAFT_TOKENS = 3  # drafted at most per step: a 1.5B model on 2 cores evaluates 4 tokens in ~1.9x the time of one
 # A reply read ahead drafts the reply of a prompt that differs from its own only in their last tokens
 # (the time the question was asked, its last characters): it is checked whole in one step (16 tokens
 # take ~4x the time of one on 2 cores), not DRAFT_TOKENS at a time, as it is the reply unless those
 # last tokens change the model's mind.
 AHEAD_TAIL = 48
-
-
-def _shared_start(a, b) -> int:
-    """How many first tokens two token sequences (lists or arrays) have in common."""
-    import numpy as np
-
-    n = min(len(a), len(b))
-    differs = np.flatnonzero(np.asarray(a[:n]) != np.asarray(b[:n]))
-    return int(differs[0]) if differs.size else n
-
-
-class _Drafts:
-    """What a reply may go on with: the tokens that followed its last DRAFT_GRAM tokens where they
-    were last seen, in the prompt, a recent reply or the reply itself (prompt lookup decoding)."""
-
-    def __init__(self, texts: list[list[int]]):
-        self.tokens: list[int] = []
-        self.after: dict[tuple[int, ...], int] = {}  # an n-gram -> where what followed it last starts
-        for text in texts:
-            for token in text:
-                self.add(token)
-
-    def add(self, token: int) -> None:
-        end = len(self.tokens)  # the n-grams ending just before `token` are followed by it
-        for n in DRAFT_GRAM:
-            if end >= n:
-                self.after[tuple(self.tokens[end - n : end])] = end
-        self.tokens.append(token)
-
-    def next(self, room: int) -> list[int]:
-        for n in DRAFT_GRAM:
-            if (at := self.after.get(tuple(self.tokens[-n:]))) is not None:
-                return self.tokens[at : at + min(DRAFT_TOKENS, room)]
-        return []
-
-
-class _Grammar:
-    """A JSON schema as a llama.cpp grammar, asked token by token. llama-cpp-python's sampler applies
-    the grammar to the whole vocabulary (~150k tokens for Qwen) at every step; a greedy reply asks it
-    only about the token it would pick, almost always allowed, and pays for the whole vocabulary only
-    when that token is refused. Same reply, ~12% less time for a 1.5B model's records batch."""
-
-    def __init__(self, llama, schema: dict):
-        import llama_cpp
-        from llama_cpp.llama_grammar import LLAMA_GRAMMAR_DEFAULT_ROOT, json_schema_to_gbnf
-
-        rules = json_schema_to_gbnf(json.dumps(schema))
-        vocab = llama_cpp.llama_model_get_vocab(llama.model)
-        self._sampler = llama_cpp.llama_sampler_init_grammar(vocab, rules.encode(), LLAMA_GRAMMAR_DEFAULT_ROOT.encode())
-        if not self._sampler:
-            raise LLMError("the JSON schema could not be made into a grammar")
-        self._one = (llama_cpp.llama_token_data * 1)()
-
-    def _apply(self, data, size: int) -> None:
-        import llama_cpp
-
-        candidates = llama_cpp.llama_token_data_array(data=data, size=size, selected=-1, sorted=False)
-        llama_cpp.llama_sampler_apply(self._sampler, ctypes.byref(candidates))
-
-    def allows(self, token: int) -> bool:
-        self._one[0].id, self._one[0].logit, self._one[0].p = token, 0.0, 0.0
-        self._apply(self._one, 1)
-        return math.isfinite(self._one[0].logit)
-
-    def mask(self, logits):
-        """The logits with every token the grammar refuses now at -inf."""
-        import llama_cpp
-        import numpy as np
-
-        table = np.zeros(logits.size, dtype=[("id", np.int32), ("logit", np.float32), ("p", np.float32)])
-        table["id"], table["logit"] = np.arange(logits.size), logits
-        self._apply((llama_cpp.llama_token_data * logits.size).from_buffer(table), logits.size)
-        return table["logit"]
-
-    def accept(self, token: int) -> None:
-        import llama_cpp
-
-        llama_cpp.llama_sampler_accept(self._sampler, token)
-
-    def close(self) -> None:
-        import llama_cpp
-
-        llama_cpp.llama_sampler_free(self._sampler)
-
-
-def _pick(logits, temperature: float, grammar: _Grammar | None, rng) -> int:
-    """The next token: the likeliest one the grammar allows, or (temperature > 0) one drawn from the
-    TOP_K likeliest allowed ones."""
-    import numpy as np
-
-    if temperature <= 0.0:
-        token = int(np.argmax(logits))
-        if grammar is None or grammar.allows(token):
-            return token
-        return int(np.argmax(grammar.mask(logits)))
-    allowed = grammar.mask(logits) if grammar is not None else np.asarray(logits, dtype=np.float32)
-    top = np.argpartition(allowed, -TOP_K)[-TOP_K:]
-    top = top[np.isfinite(allowed[top])]
-    weights = np.exp((allowed[top] - allowed[top].max()) / temperature)
-    return int(rng.choice(top, p=weights / weights.sum()))
-
-
-class _Text:
-    """A reply's text as its tokens come, each new piece passed on to `on_text`."""
-
-    def __init__(self, llama, on_text: TextSink | None):
-        self._llama, self._on_text = llama, on_text
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")  # a character may span tokens
-        self.pieces: list[str] = []
-
-    def add(self, token: int) -> None:
-        if piece := self._decoder.decode(self._llama.detokenize([token])):
-            self.pieces.append(piece)
-            if self._on_text is not None:
-                self._on_text(piece)
-
-    def add_all(self, tokens: list[int]) -> str:
-        for token in tokens:
-            self.add(token)
-        return str(self)
-
-    def __str__(self) -> str:
-        return "".join(self.pieces)
 
 
 class LocalLLM:
@@ -349,11 +206,11 @@ class LocalLLM:
             raise LLMError(
                 f"{self.model_id}: the prompt ({len(prompt)} tokens) exceeds the context window ({self._llama.n_ctx()})"
             )
-        guide = self._guide(prompt) if temperature <= 0.0 else None
         written = self._written_ahead(prompt, min(max_tokens, room), schema) if temperature <= 0.0 else None
+        guide = self._guide(prompt) if temperature <= 0.0 and written is None else None
         self._ahead = None  # a read-ahead drafts the chat that follows it, no other
         if written is not None:
-            text, reply = _Text(self._llama, on_text).add_all(written), written
+            text, reply = ReplyText(self._llama, on_text).add_all(written), written
         else:
             self._resume_kept_prefix(prompt)
             self._eval_after_shared_prefix(prompt)
@@ -373,7 +230,10 @@ class LocalLLM:
         guide: list[int] | None = None,
     ) -> tuple[str, list[int]]:
         """`_reply`, held to `schema` (a grammar) when there is one."""
-        grammar = _Grammar(self._llama, schema) if schema is not None else None
+        try:
+            grammar = Grammar(self._llama, schema) if schema is not None else None
+        except ValueError as exc:
+            raise LLMError(str(exc)) from exc
         try:
             return self._reply(prompt, max_tokens, temperature, grammar, on_text, should_stop, guide)
         finally:
@@ -397,7 +257,7 @@ class LocalLLM:
         ahead = self._ahead
         if ahead is None or not ahead.reply:
             return None
-        shared = _shared_start(ahead.prompt, prompt)
+        shared = shared_start(ahead.prompt, prompt)
         return ahead.reply if max(len(ahead.prompt), len(prompt)) - shared <= AHEAD_TAIL else None
 
     def _reply(
@@ -405,7 +265,7 @@ class LocalLLM:
         prompt: list[int],
         max_tokens: int,
         temperature: float,
-        grammar: _Grammar | None,
+        grammar: Grammar | None,
         on_text: TextSink | None = None,
         should_stop: Callable[[], bool] | None = None,
         guide: list[int] | None = None,
@@ -413,7 +273,7 @@ class LocalLLM:
         """Generate after the evaluated prompt until an end-of-generation token, `max_tokens` or
         `should_stop`; the text and its tokens.
 
-        A greedy reply is drafted ahead (`_Drafts`): the tokens that followed the same words in the
+        A greedy reply is drafted ahead (`Drafts`): the tokens that followed the same words in the
         prompt or a recent reply are evaluated together with the next one, in one batch, and kept as
         far as they are what the model picks anyway: fewer steps where it copies (a name, a date, a
         quoted line, the JSON keys). 12 LoCoMo answers with llm-quality: 800 tokens in 440 steps,
@@ -427,8 +287,8 @@ class LocalLLM:
         llama = self._llama
         vocab = llama_cpp.llama_model_get_vocab(llama.model)
         rng = np.random.default_rng(0)
-        text = _Text(llama, on_text)
-        drafts = _Drafts([*self._replies, prompt]) if temperature <= 0.0 else None
+        text = ReplyText(llama, on_text)
+        drafts = Drafts([*self._replies, prompt]) if temperature <= 0.0 else None
         tokens: list[int] = []
 
         def logits(i: int):
@@ -442,12 +302,12 @@ class LocalLLM:
             if drafts is not None:
                 drafts.add(token)
             text.add(token)
-            if _repeating(tokens):
+            if repeating(tokens):
                 log.info("%s: reply stopped after repeating itself %d times", self.model_id, REPEATS)
                 return False
             return len(tokens) < max_tokens
 
-        token = _pick(logits(-1), temperature, grammar, rng)
+        token = pick(logits(-1), temperature, grammar, rng)
         going = not llama_cpp.llama_vocab_is_eog(vocab, token) and take(token)
 
         def draft() -> list[int]:
@@ -464,7 +324,7 @@ class LocalLLM:
             llama._ctx.decode(llama._batch)
             kept = 0
             while going and kept < len(batch):
-                token = _pick(logits(kept), temperature, grammar, rng)
+                token = pick(logits(kept), temperature, grammar, rng)
                 kept += 1
                 going = not llama_cpp.llama_vocab_is_eog(vocab, token) and take(token)
                 if kept == len(batch) or token != batch[kept]:
@@ -516,7 +376,7 @@ class LocalLLM:
         import llama_cpp
 
         llama = self._llama
-        shared = _shared_start(llama.input_ids[: llama.n_tokens], prompt)
+        shared = shared_start(llama.input_ids[: llama.n_tokens], prompt)
         fits = [k for k in self._kept if shared < len(k.tokens) < len(prompt) and prompt[: len(k.tokens)] == k.tokens]
         if not fits:
             return
@@ -559,7 +419,7 @@ class LocalLLM:
         keep = 0
         if not (getattr(llama, "_is_recurrent", False) or getattr(llama, "_is_hybrid", False)):  # their state cannot be cut back
             # At least one token is evaluated, for fresh logits.
-            keep = _shared_start(llama.input_ids[: llama.n_tokens], tokens[: len(tokens) - 1])
+            keep = shared_start(llama.input_ids[: llama.n_tokens], tokens[: len(tokens) - 1])
         if keep == 0:
             llama.reset()
         llama.n_tokens = keep  # eval() drops the cache from here on

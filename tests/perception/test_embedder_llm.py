@@ -48,9 +48,9 @@ def test_a_greedy_schema_reply_is_the_one_the_whole_vocabulary_grammar_gives(tin
     including where the greedy token is refused (an enum value the model would not write first).
     Nothing is drafted, so both evaluate one token a step: a batch's arithmetic differs from one token's
     in the last bits (AVX-512 builds), which can flip this tiny model's near ties ("open" / "close")."""
-    from egodesk.perception import llm as llm_module
+    from egodesk.perception import decoding
 
-    monkeypatch.setattr(llm_module, "DRAFT_TOKENS", 0)
+    monkeypatch.setattr(decoding, "DRAFT_TOKENS", 0)
     item = {
         "type": "object",
         "properties": {"id": {"enum": [1, 2, 3]}, "action": {"type": "string"}, "tag": {"enum": ["zebra-7", "quokka-9"]}},
@@ -74,7 +74,7 @@ def test_a_greedy_schema_reply_is_the_one_the_whole_vocabulary_grammar_gives(tin
 def test_a_reply_that_copies_its_prompt_takes_fewer_steps_than_tokens_and_is_the_same_reply(tiny_llm, monkeypatch):
     """Drafted tokens (what followed the same words in the prompt) are checked in one batch: a copied
     sentence takes fewer model steps than it has tokens, and the reply is the one drafting nothing gives."""
-    from egodesk.perception import llm as llm_module
+    from egodesk.perception import decoding
 
     schema = {"type": "object", "properties": {"sentence": {"type": "string"}}, "required": ["sentence"]}
     messages = [{"role": "user", "content": 'Copy this sentence into JSON: "The blue bowl by the kitchen window holds my keys."'}]
@@ -83,7 +83,7 @@ def test_a_reply_that_copies_its_prompt_takes_fewer_steps_than_tokens_and_is_the
     monkeypatch.setattr(tiny_llm._llama._ctx, "decode", lambda batch: (steps.append(batch.batch.n_tokens), decode(batch))[1])
     drafted, _ = tiny_llm.chat(messages, max_tokens=40, schema=schema)
     drafted_steps = len(steps) - 1  # the first step reads the prompt
-    monkeypatch.setattr(llm_module, "DRAFT_TOKENS", 0)
+    monkeypatch.setattr(decoding, "DRAFT_TOKENS", 0)
     steps.clear()
     plain, _ = tiny_llm.chat(messages, max_tokens=40, schema=schema)
     assert "kitchen window" in drafted and drafted == plain
@@ -309,11 +309,12 @@ def test_malformed_json_is_retried_then_reported():
 
 
 def test_a_looping_reply_is_stopped_and_its_complete_items_kept():
-    from egodesk.perception.llm import _repeating, looped_part
+    from egodesk.perception.decoding import repeating
+    from egodesk.perception.llm import looped_part
 
     block = list(range(100, 112))
-    assert _repeating([1, 2, 3] + block * 3) and not _repeating([1, 2, 3] + block * 2)
-    assert not _repeating(list(range(300)))
+    assert repeating([1, 2, 3] + block * 3) and not repeating([1, 2, 3] + block * 2)
+    assert not repeating(list(range(300)))
     item = '{"view":"utterance","text":"I ask what you can do, \\"for\\" your country","ids":[1]}'
     looping = '{"statements":[{"view":"action","text":"I walk","ids":[2]},' + ",".join([item] * 3) + ',{"view":"utt'
     data = looped_part(looping)
