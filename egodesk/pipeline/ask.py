@@ -246,12 +246,11 @@ def prepare(
     """Get the model ready for a question while it is being typed: its answer rules evaluated and kept
     (the first question of a session then costs what a follow-up does) and, given the question typed so
     far, the prompt answering it would send read and its reply written in advance (`LLM.prefill`).
-    Asked unchanged, the question then costs the few tokens after its evidence (the time it is asked
-    at, the question) and one step checking the reply read ahead; asked otherwise, whatever start its
-    prompt shares with this one. `should_stop` cuts the reading short (the question was asked
-    meanwhile): what was read and written so far still counts. Returns the time the read prompt says
-    the question was asked (`asked_at`, default now; None when nothing was read): asked with it, the question's prompt is the
-    one read, and a reply the model wrote to the end is the answer's, with nothing left to evaluate."""
+    `should_stop` cuts the reading short (the question was asked meanwhile): what was read and written
+    so far still counts. Returns the time the read prompt says the question was asked (`asked_at`,
+    default now; None when nothing was read). Asked unchanged at that time, the question's prompt is the
+    one read, and a reply the model wrote to its end is the answer's, with nothing left to evaluate;
+    asked otherwise, it pays for what its prompt does not share with this one."""
     llm.keep_prefix(prompt_head(options, memory.settings.answer_choice))
     if not draft.strip():
         return None
