@@ -10,6 +10,7 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from sqlalchemy import select, update
 
 from egodesk.core.paths import LibraryPaths
 from egodesk.core.settings import Settings
+from egodesk.core.timeutil import to_ts
 from egodesk.core.types import Progress
 from egodesk.memory.store import Caption, Clip, Footage, Job, Keyframe, Store, TranscriptSegment
 from egodesk.pipeline.asking import question_in_flight
@@ -94,16 +96,17 @@ def overall_state(stages: dict[str, str]) -> str:
     return "pending"
 
 
-# A question asked within this long of the pause that read it ahead counts as asked when it was typed.
-TYPED_AT_FRESH_S = 120.0
+# A question read ahead or asked within this long of the time its prompt was first read counts as asked
+# at that time: as typed, or as asked before.
+ASKED_AT_KEPT_S = 120.0
 
 
 @dataclass
-class _ReadAhead:
-    question: str
-    options: list[str] | None
-    asked_at: float  # the time its prompt says it was asked
-    read_at: float  # time.monotonic() when it was read
+class _PromptTime:
+    """When a question's prompt (read ahead as it was typed, or to answer it) says it was asked."""
+
+    asked_at: float
+    read_at: float  # time.monotonic() when that time was now
 
 
 class Library:
@@ -111,7 +114,8 @@ class Library:
         self.paths = (LibraryPaths.at(root) if root else LibraryPaths.default()).ensure()
         self.settings = Settings.load(self.paths.settings_file)
         self.store = Store(self.paths.database)
-        self._read_ahead: _ReadAhead | None = None
+        # (question, options) -> the time its last prompt says it was asked
+        self._prompt_times: dict[tuple[str, tuple[str, ...] | None], _PromptTime] = {}
 
     @cached_property
     def engines(self) -> Engines:
@@ -359,10 +363,11 @@ class Library:
     ) -> None:
         """Load the LLM and evaluate its answer rules now, while the user types, not at the question; given
         the question typed so far (at `asked_at`, default now), read the prompt that would answer it
-        (`pipeline.ask.prepare`)."""
+        (`pipeline.ask.prepare`); a question asked a moment ago is read as it was asked then."""
         from egodesk.pipeline.ask import prepare
 
         self.follow_reembedding()
+        before = self._asked_at_before(draft, options) if asked_at is None else None
         with question_in_flight(self.paths):
             typed_at = prepare(
                 self.memory,
@@ -372,18 +377,30 @@ class Library:
                 strategy=self.settings.strategy,
                 k=self.settings.top_k,
                 should_stop=should_stop,
-                asked_at=asked_at,
+                asked_at=before if before is not None else asked_at,
             )
-        read = typed_at is not None
-        self._read_ahead = _ReadAhead(" ".join(draft.split()), options or None, typed_at, time.monotonic()) if read else None
+        if typed_at is not None:
+            self._remember_prompt(draft, options, typed_at)
 
-    def _typed_at(self, question: str, options: list[str] | None) -> float | None:
-        """When the question was typed, if it was read ahead unchanged a moment ago: asked at that time,
-        its prompt is the one read, to the second."""
-        ahead = self._read_ahead
-        if ahead is None or time.monotonic() - ahead.read_at > TYPED_AT_FRESH_S:
-            return None
-        return ahead.asked_at if (ahead.question, ahead.options) == (" ".join(question.split()), options or None) else None
+    @staticmethod
+    def _prompt_key(question: str, options: list[str] | None) -> tuple[str, tuple[str, ...] | None]:
+        return " ".join(question.split()), tuple(options) if options else None
+
+    def _asked_at_before(self, question: str, options: list[str] | None) -> float | None:
+        """When the question was typed or asked, if its prompt was read unchanged a moment ago (ahead, or
+        to answer it): asked at that time, its prompt is the one read, to the second, and gets the reply
+        written to it (`LocalLLM._written_before`): asked again, the same answer, at once."""
+        kept = self._prompt_times.get(self._prompt_key(question, options))
+        return kept.asked_at if kept is not None and time.monotonic() - kept.read_at <= ASKED_AT_KEPT_S else None
+
+    def _remember_prompt(self, question: str, options: list[str] | None, asked_at: float) -> None:
+        """Remember that the question's prompt was just read as asked at `asked_at`; a time remembered
+        before stays as old as it was."""
+        now, key = time.monotonic(), self._prompt_key(question, options)
+        before = self._prompt_times.get(key)
+        read_at = before.read_at if before is not None and before.asked_at == asked_at else now
+        self._prompt_times = {k: t for k, t in self._prompt_times.items() if now - t.read_at <= ASKED_AT_KEPT_S}
+        self._prompt_times[key] = _PromptTime(asked_at, read_at)
 
     def ask(
         self,
@@ -400,18 +417,23 @@ class Library:
         and `on_text` are told as the answer comes); the ingest worker holds its LLM memory stages
         meanwhile. Evidence carries offsets into its footage file so a player can seek to it. `asked_at`
         defaults to when the question was typed, if it was read ahead unchanged (`prepare_to_answer`),
-        else now."""
+        or asked, if it was asked a moment ago; else now."""
         from egodesk.pipeline.ask import ask, check_question
 
         check_question(question)  # an empty question is refused before any model is loaded
         self.follow_reembedding()
+        when = asked_at
+        if when is None:
+            before = self._asked_at_before(question, options)
+            when = before if before is not None else to_ts(datetime.now())  # as `pipeline.ask.retrieve` means now
+            self._remember_prompt(question, options, when)
         with question_in_flight(self.paths):
             return ask(
                 self.memory,
                 self.engines.llm,
                 question,
                 options=options,
-                asked_at=asked_at if asked_at is not None else self._typed_at(question, options),
+                asked_at=when,
                 strategy=strategy or self.settings.strategy,
                 k=k or self.settings.top_k,
                 sources=sources,

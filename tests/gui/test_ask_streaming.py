@@ -140,6 +140,8 @@ def test_first_words_with_the_default_model(qtbot, day_library, monkeypatch):
         short_words_s = window.ask_panel.first_words_s
         hasty = ask_by_typing(qtbot, window, "Who sent me an email about the dentist?", pause=False)
         hasty_words_s = window.ask_panel.first_words_s
+        again = ask_by_typing(qtbot, window, "What time does Tom's flight land?", pause=False)
+        again_words_s = window.ask_panel.first_words_s
     finally:
         window.close()
     print(
@@ -147,7 +149,8 @@ def test_first_words_with_the_default_model(qtbot, day_library, monkeypatch):
         f"(Enter {first['pause_s']:.1f} s after the last key, when its answer was written ahead); "
         f"follow-up: first words {follow_words_s} s, answer {follow['answer_s']:.1f} s (paused {follow['pause_s']:.1f} s); "
         f"asked {SHORT_PAUSE_S} s after the last key: first words {short_words_s} s, answer {short['answer_s']:.1f} s; "
-        f"asked without a pause: first words {hasty_words_s} s, answer {hasty['answer_s']:.1f} s"
+        f"asked without a pause: first words {hasty_words_s} s, answer {hasty['answer_s']:.1f} s; "
+        f"the first question asked again without a pause: first words {again_words_s} s, answer {again['answer_s']:.1f} s"
     )
     assert any(time in first["answer"].text for time in ("18:40", "6:40")) and not follow["answer"].abstained
     assert "Anna" in hasty["answer"].text and not short["answer"].abstained
@@ -158,3 +161,6 @@ def test_first_words_with_the_default_model(qtbot, day_library, monkeypatch):
     # 1.0-3.4 s when the ask's own time asked made it check the answer written ahead, 7.5 s before any
     # read-ahead). Asked 2 s after the last key: 2.8 s; at once: 4.0 s.
     assert words_s < 2.0 and follow_words_s < 2.0
+    # Asked again a moment later, a question is asked at the time it was first asked: the same prompt,
+    # and the answer it got, at once.
+    assert again["answer"].text == first["answer"].text and again_words_s is not None and again_words_s < 1.0

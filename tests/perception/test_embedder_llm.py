@@ -84,10 +84,43 @@ def test_a_reply_that_copies_its_prompt_takes_fewer_steps_than_tokens_and_is_the
     drafted, _ = tiny_llm.chat(messages, max_tokens=40, schema=schema)
     drafted_steps = len(steps) - 1  # the first step reads the prompt
     monkeypatch.setattr(decoding, "DRAFT_TOKENS", 0)
+    tiny_llm._written.clear()  # else asked again it is answered with the reply it got
     steps.clear()
     plain, _ = tiny_llm.chat(messages, max_tokens=40, schema=schema)
     assert "kitchen window" in drafted and drafted == plain
     assert drafted_steps < 0.8 * (len(steps) - 1) and max(steps[1:]) == 1
+
+
+def test_a_prompt_asked_again_gets_the_reply_the_model_ended_before_nothing_evaluated(tiny_llm, monkeypatch):
+    """The same prompt and schema, asked again after others, get the greedy reply the model ended to
+    them, streamed, with no model step: written again, batches set by other drafts could tip a near tie.
+    A reply cut short, a sampled one or one to another schema is written anew; a read-ahead of a prompt
+    answered before takes that answer too."""
+    schema = {"type": "object", "properties": {"place": {"type": "string"}}, "required": ["place"]}
+    messages = [{"role": "user", "content": "I put my keys in the blue bowl. Where are my keys? Reply in JSON."}]
+    steps = []
+    decode = tiny_llm._llama._ctx.decode
+    monkeypatch.setattr(tiny_llm._llama._ctx, "decode", lambda batch: (steps.append(1), decode(batch))[1])
+
+    def unrelated() -> None:
+        tiny_llm.chat([{"role": "user", "content": "Name a fruit."}], max_tokens=3)
+
+    first, _ = tiny_llm.chat(messages, max_tokens=60, schema=schema)
+    assert first.rstrip().endswith("}")  # the model ended it
+    unrelated()
+    steps.clear()
+    shown: list[str] = []
+    again, _ = tiny_llm.chat(messages, max_tokens=60, schema=schema, on_text=shown.append)
+    assert again == first == "".join(shown) and steps == []
+    tiny_llm.prefill(messages, schema=schema, max_tokens=60)
+    assert steps == [] and tiny_llm._ahead.reply == tiny_llm._written[-1].reply  # read ahead: the same reply
+
+    for room, temperature, other in ((3, 0.0, schema), (60, 0.7, schema), (60, 0.0, {**schema, "required": []})):
+        steps.clear()
+        tiny_llm.chat(messages, max_tokens=room, temperature=temperature, schema=other)
+        assert steps  # cut short, sampled, another schema: written anew
+    steps.clear()
+    assert tiny_llm.chat(messages, max_tokens=60, schema=schema)[0] == first and steps == []  # none replaced it
 
 
 def test_a_sampled_schema_reply_keeps_to_the_schema(tiny_llm):

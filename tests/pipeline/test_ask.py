@@ -5,7 +5,7 @@ from datetime import datetime
 import pytest
 
 from egodesk.core.settings import Settings
-from egodesk.core.timeutil import from_ts
+from egodesk.core.timeutil import from_ts, to_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.eval.benchmark import BenchQuestion
 from egodesk.eval.runner import run_questions
@@ -246,5 +246,34 @@ def test_a_question_asked_as_it_was_read_ahead_is_asked_at_the_time_it_was_typed
     library.ask("Where are my keys?", options=["bowl", "shelf"])
     monkeypatch.setattr(library_module.time, "monotonic", lambda: 1e12)
     library.ask("Where are my keys?")
-    assert asked == [1000.0, None, 2000.0, None, None]
+    assert asked[0] == 1000.0 and asked[2] == 2000.0
+    assert all(abs(at - to_ts(datetime.now())) < 60 for at in (asked[1], asked[3], asked[4]))  # now
+    library.close()
+
+
+def test_a_question_asked_again_a_moment_later_is_asked_at_the_time_it_was_first_asked(tmp_path, monkeypatch):
+    """Asked again within ASKED_AT_KEPT_S of its first asking (or read again while retyped), a question is
+    asked at its first time, so its prompt is the one already answered and gets that answer; the time kept
+    is never older than ASKED_AT_KEPT_S, however often the question is asked."""
+    import egodesk.pipeline.ask as ask_path
+    from egodesk.pipeline import library as library_module
+
+    library = library_module.Library(tmp_path / "lib")
+    library.__dict__.update(memory=None, engines=type("Engines", (), {"llm": None, "embedder_stale": lambda self: False})())
+    asked: list[float] = []
+    read: list[float | None] = []
+    monkeypatch.setattr(ask_path, "ask", lambda *args, asked_at=None, **kwargs: asked.append(asked_at))
+    monkeypatch.setattr(ask_path, "prepare", lambda *args, asked_at=None, **kwargs: read.append(asked_at) or asked_at)
+    clock = [100.0]
+    monkeypatch.setattr(library_module.time, "monotonic", lambda: clock[0])
+    library.ask("Where are my glasses?")
+    clock[0] += 70
+    library.prepare_to_answer("Where are")  # retyped: read as typed so far
+    library.ask("Where are my  glasses? ")
+    library.prepare_to_answer("Where are my glasses?")
+    clock[0] += 60  # 130 s after the first asking
+    library.ask("Where are my glasses?")
+    library.ask("Where are my glasses?", options=["desk", "bag"])
+    assert asked[0] == asked[1] == read[1] and read[0] is None  # "Where are" was read as typed now
+    assert asked[2] > asked[0] and asked[3] > asked[2]
     library.close()
