@@ -247,17 +247,18 @@ def prepare(
     (the first question of a session then costs what a follow-up does) and, given the question typed so
     far, the prompt answering it would send read and its reply written in advance (`LLM.prefill`).
     `should_stop` cuts the reading short (the question was asked meanwhile): what was read and written
-    so far still counts. Returns the time the read prompt says the question was asked (`asked_at`,
-    default now; None when nothing was read). Asked unchanged at that time, the question's prompt is the
-    one read, and a reply the model wrote to its end is the answer's, with nothing left to evaluate;
-    asked otherwise, it pays for what its prompt does not share with this one."""
+    so far still counts. Returns the time the question was looked up as asked (`asked_at`, default
+    now; None when nothing was typed or it was asked meanwhile). Asked unchanged at that time, the
+    question's prompt is the one read, and a reply the model wrote to its end is the answer's, with
+    nothing left to evaluate; asked otherwise, it pays for what its prompt does not share with this one."""
     llm.keep_prefix(prompt_head(options, memory.settings.answer_choice))
     if not draft.strip():
         return None
     found = retrieve(memory, draft, options, asked_at, strategy, k, count_tokens=llm.count_tokens)
-    if (should_stop is not None and should_stop()) or _without_model(memory, found, draft, options) is not None:
+    if should_stop is not None and should_stop():
         return None
-    read_answer_ahead(llm, **_answerer_input(memory, found, options), should_stop=should_stop)
+    if _without_model(memory, found, draft, options) is None:  # else it is answered without the model
+        read_answer_ahead(llm, **_answerer_input(memory, found, options), should_stop=should_stop)
     return found.query.asked_at
 
 

@@ -167,8 +167,9 @@ def test_a_question_read_ahead_while_typed_is_the_prompt_asking_it_sends_up_to_i
     assert sent_as_typed == read  # asked at the time it was typed: the very prompt read
 
     quiet = ScriptedLLM()
-    assert prepare(memory, quiet, "What did I take at 3 pm?") is None  # no footage then: the model will not be asked
-    assert prepare(memory, quiet, "Where is my parrot?") is None  # nothing found mentions it
+    # The model will not be asked (no footage then; nothing found mentions it), but the time asked counts.
+    assert prepare(memory, quiet, "What did I take at 3 pm?", asked_at=ts(DAY2)) == ts(DAY2)
+    assert prepare(memory, quiet, "Where is my parrot?") is not None
     assert prepare(memory, quiet, question, should_stop=lambda: True) is None  # asked meanwhile
     assert prepare(memory, quiet, "   ") is None  # nothing typed yet
     assert not quiet.read
