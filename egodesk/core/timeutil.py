@@ -20,6 +20,11 @@ def to_ts(moment: datetime) -> float:
     return (moment - _EPOCH).total_seconds()
 
 
+def now_ts() -> float:
+    """Now, as wall-clock seconds."""
+    return to_ts(datetime.now())
+
+
 def from_ts(ts: float) -> datetime:
     return _EPOCH + timedelta(seconds=ts)
 

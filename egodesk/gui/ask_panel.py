@@ -16,7 +16,6 @@ import html
 import json
 import time
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
@@ -34,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from egodesk.core.timeutil import to_ts
+from egodesk.core.timeutil import now_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.gui import ops
 from egodesk.gui.evidence import EvidenceChip, Inspector
@@ -383,7 +382,7 @@ class AskPanel(QWidget):
         entry = {
             "q": answer.question or self.question.text().strip(),
             "a": text[:300],
-            "at": to_ts(datetime.now()),
+            "at": now_ts(),
             "options": self.option_list(),
         }
         entries = [entry] + [e for e in self.history_entries() if e["q"] != entry["q"]]

@@ -21,7 +21,7 @@ from datetime import datetime
 
 from sqlalchemy import and_, or_, select
 
-from egodesk.core.timeutil import day_label, from_ts, to_ts
+from egodesk.core.timeutil import day_label, from_ts, now_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.core.words import STOPWORDS, cue_words, lemma
 from egodesk.memory.schema import Clip, Footage, Keyframe
@@ -140,7 +140,7 @@ def retrieve(
 ) -> Retrieval:
     """Rank the library's memory for a question. `asked_at` defaults to now; with `online`, memory from
     after it is not used."""
-    asked_at = to_ts(datetime.now()) if asked_at is None else asked_at  # wall-clock seconds, as stored
+    asked_at = now_ts() if asked_at is None else asked_at  # wall-clock seconds, as stored
     short = shorten(check_question(question), count_tokens or _rough_tokens)
     query = Query(short, options, asked_at, sources, k, cutoff=asked_at if online else None, days=memory.days())
     started = time.perf_counter()

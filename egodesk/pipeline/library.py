@@ -10,7 +10,6 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from sqlalchemy import select, update
 
 from egodesk.core.paths import LibraryPaths
 from egodesk.core.settings import Settings
-from egodesk.core.timeutil import to_ts
+from egodesk.core.timeutil import now_ts
 from egodesk.core.types import Progress
 from egodesk.memory.store import Caption, Clip, Footage, Job, Keyframe, Store, TranscriptSegment
 from egodesk.pipeline.asking import question_in_flight
@@ -425,7 +424,7 @@ class Library:
         when = asked_at
         if when is None:
             before = self._asked_at_before(question, options)
-            when = before if before is not None else to_ts(datetime.now())  # as `pipeline.ask.retrieve` means now
+            when = before if before is not None else now_ts()
             self._remember_prompt(question, options, when)
         with question_in_flight(self.paths):
             return ask(
