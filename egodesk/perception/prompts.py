@@ -18,9 +18,17 @@ VISIBLE_TEXT = "Visible text: "
 # How a described caption quotes what was heard (the clip's transcript), up to its visible text if any.
 HEARD = "I hear: "
 HEARD_PART = re.compile(re.escape(HEARD) + r"(.+?)(?= " + re.escape(VISIBLE_TEXT) + "|$)")
+_QUOTED = re.compile(r"'(.*)'(\.?)", re.S)
 # How a described caption marks a guess from image labels below the sure score, and its sentences.
 UNSURE = " (low confidence)."
 UNSURE_SENTENCE = re.compile(r"[^.!?]*" + re.escape(UNSURE))
+
+
+def unquoted(heard: str) -> tuple[str, str] | None:
+    """What a caption's HEARD part says inside its quote marks, and the full stop after them (the
+    captioner ends a quote that ends no sentence with one); None when it is not quoted."""
+    m = _QUOTED.fullmatch(heard.strip())
+    return (m[1], m[2]) if m else None
 
 
 class PromptError(KeyError):

@@ -33,7 +33,7 @@ from functools import cache
 from egodesk.core.timeutil import day_label, from_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.perception.llm import LLMError, TextSink, chat_json
-from egodesk.perception.prompts import UNSURE, UNSURE_SENTENCE, VISIBLE_TEXT
+from egodesk.perception.prompts import HEARD, UNSURE, UNSURE_SENTENCE, VISIBLE_TEXT, unquoted
 from egodesk.reasoning import relative_dates
 from egodesk.reasoning.speakers import misattributed
 from egodesk.retrieval.lexical import tokenize
@@ -48,6 +48,7 @@ FULL_LINES = 2
 SHORT_FOCUS_CHARS = 110
 REPEAT_OVERLAP = 0.8  # a line whose words are this much another chosen line's, at the same moment, adds nothing
 WORD = re.compile(r"\w+")
+SPEAKER = re.compile(r"[^.!?:]{1,40}")  # "Caroline: ..." opens a turn; a sentence before a colon does not
 TEMPLATE_TOKENS = 12  # the chat template's role markers around the two messages
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 MIN_SPELLED = 5  # shorter words are not matched by spelling: "cat" is not "car"
@@ -139,14 +140,15 @@ def focus(text: str, terms: set[str], limit: int = FOCUS_CHARS) -> str:
     reply names the topic, then says what about it), other matching sentences, then their neighbours,
     the next before the previous; kept in their order, the speaker's name ("Caroline: ...") too. With
     no matching sentence, its beginning. What was read on screen is always kept: a sign's words rarely
-    repeat the question's ("what did the note say" -> "BUY MILK")."""
+    repeat the question's ("what did the note say" -> "BUY MILK"). A caption's quoted speech is cut
+    inside its quote marks, so what was heard never runs on into what was read."""
     if len(text) <= limit:
         return text
     speaker, sep, body = text.partition(": ")
-    if not sep or len(speaker) > 40:
+    if not sep or not SPEAKER.fullmatch(speaker) or f"{speaker}: " == HEARD:
         speaker, body = "", text
-    heard, marker, shown = body.partition(VISIBLE_TEXT)  # the on-screen text is its own sentence
-    sentences = [s for s in SENTENCE_END.split(heard.strip()) if s] + ([marker + shown] if marker else [])
+    groups = _caption_parts(body)
+    sentences = [s for group in groups for s in group.sentences]
     scores = [len(terms & set(words)) for words in tokenize(sentences)]
     matched = [i for i, score in enumerate(scores) if score] or [-1]
     best = min(matched, key=lambda i: (-scores[i], i))
@@ -164,12 +166,56 @@ def focus(text: str, terms: set[str], limit: int = FOCUS_CHARS) -> str:
             continue
         keep.add(i)
         size += len(sentences[i]) + 2
-    parts, last = [], -1
-    for i in sorted(keep):
-        parts.append(("… " if i > last + 1 else "") + sentences[i])
-        last = i
-    cut = " ".join(parts) + (" …" if last < len(sentences) - 1 else "")
-    return _clean(f"{speaker}: {cut}" if speaker else cut, EVIDENCE_CHARS)
+    parts, first = [], 0
+    for group in groups:
+        span = range(first, first + len(group.sentences))
+        first = span.stop
+        kept = [i for i in span if i in keep]
+        if not kept:
+            if not (parts and parts[-1].endswith("…")):
+                parts.append("…")
+            continue
+        cut = " … ".join(" ".join(sentences[i] for i in run) for run in _runs(kept))
+        cut = ("… " if kept[0] > span.start else "") + cut + (" …" if kept[-1] < span.stop - 1 else "")
+        parts.append(group.open + cut + group.close)
+    return _clean(" ".join(parts) if not speaker else f"{speaker}: {' '.join(parts)}", EVIDENCE_CHARS)
+
+
+@dataclass
+class _Part:
+    sentences: list[str]
+    open: str = ""  # what comes before its kept sentences ("I hear: '")
+    close: str = ""
+
+
+def _caption_parts(body: str) -> list[_Part]:
+    """A line's sentences in parts: what was seen, what was heard (inside its quote marks, when the
+    captioner quoted it), what was read on screen (one sentence)."""
+    heard, marker, shown = body.partition(VISIBLE_TEXT)
+    seen, said_marker, said = heard.partition(HEARD)
+    speech = unquoted(said) if said_marker else None
+    if speech is None:
+        seen, speech_parts = heard, []
+    else:
+        words, stop = speech
+        speech_parts = [_Part(_split(words), f"{HEARD}'", f"'{stop}")]
+    parts = [_Part(_split(seen))] + speech_parts + ([_Part([marker + shown.strip()])] if marker else [])
+    return [part for part in parts if part.sentences]
+
+
+def _split(text: str) -> list[str]:
+    return [s for s in SENTENCE_END.split(text.strip()) if s]
+
+
+def _runs(indices: list[int]) -> list[list[int]]:
+    """Consecutive indices grouped: [1, 2, 4] -> [[1, 2], [4]]."""
+    runs: list[list[int]] = []
+    for i in indices:
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
 
 
 def _header(ev: Evidence) -> str:

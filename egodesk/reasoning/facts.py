@@ -15,7 +15,7 @@ import re
 import numpy as np
 
 from egodesk.core.types import Evidence
-from egodesk.perception.prompts import HEARD_PART, VISIBLE_TEXT
+from egodesk.perception.prompts import HEARD_PART, VISIBLE_TEXT, unquoted
 from egodesk.retrieval.catalog import Catalog
 
 CAPTION = "caption"
@@ -30,7 +30,9 @@ def clip_facts(caption: str) -> list[str]:
     if m := _VISIBLE.search(caption):
         facts.append(f"on screen: {m[1].strip()}")
     if m := HEARD_PART.search(caption):
-        facts += [f"said: {s.strip()}" for s in _SENTENCE.findall(m[1]) if s.strip()]
+        speech = unquoted(m[1])
+        said = speech[0] if speech else m[1]
+        facts += [f"said: '{s.strip()}'" for s in _SENTENCE.findall(said) if s.strip()]  # quoted whole, as heard
     return facts
 
 

@@ -118,6 +118,26 @@ def test_a_long_caption_keeps_what_was_read_on_screen():
     assert cut.endswith("Visible text: 'BUY MILK', 'AND EGGS'.") and len(cut) < len(caption), cut
 
 
+def test_a_long_captions_speech_is_cut_inside_its_quote_marks():
+    """What was heard must not run on into what was read: the quote closes where the cut ends it."""
+    caption = (
+        "I see a whiteboard. I hear: 'Hi Tom, thanks for coming. Hi Priya, hello everyone. "
+        "We have a lot to cover today about the new budget and the timeline.' "
+        "Visible text: 'PROJECT ATLAS', 'ROOM 214'."
+    )
+    first = focus(caption, set(tokenize(["Who did I thank for coming?"])[0]), limit=120)
+    assert first == (
+        "I see a whiteboard. I hear: 'Hi Tom, thanks for coming. Hi Priya, hello everyone. …' "
+        "Visible text: 'PROJECT ATLAS', 'ROOM 214'."
+    )
+    # The sentence before "I hear:" is not a speaker's name ("I see a whiteboard. I hear: ...").
+    later = focus(caption, set(tokenize(["What about the budget?"])[0]), limit=120)
+    assert later == (
+        "… I hear: '… We have a lot to cover today about the new budget and the timeline.' "
+        "Visible text: 'PROJECT ATLAS', 'ROOM 214'."
+    )
+
+
 def test_the_taggers_unsure_guesses_are_shown_only_where_they_name_what_is_asked():
     caption = "I see what looks like a patio and a planetarium (low confidence). I hear: 'Now I am walking to the station.'"
     shown = [ev(1, 1000.0, caption), ev(2, 1005.0, "I see what looks like a cat (low confidence).")]

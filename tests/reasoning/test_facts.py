@@ -18,7 +18,7 @@ CAPTION = (
 
 
 def test_a_caption_gives_its_on_screen_text_and_the_numbers_said():
-    assert clip_facts(CAPTION) == ["on screen: 'BUS 42 DEPARTS 10:15', 'PLATFORM 4'", "said: 'Tom said we should meet at 10:30."]
+    assert clip_facts(CAPTION) == ["on screen: 'BUS 42 DEPARTS 10:15', 'PLATFORM 4'", "said: 'Tom said we should meet at 10:30.'"]
     assert clip_facts("I see a cat.") == []
     assert missing_from("I read that bus 42 departs 10:15 from platform 4", clip_facts(CAPTION)) == [clip_facts(CAPTION)[1]]
 
