@@ -155,9 +155,9 @@ def screen_statements(batch: list[ClipText], statements: list[Statement]) -> lis
     out = []
     for clip in batch:
         said = " ".join(st.text.casefold() for st in statements if clip in st.clips)
-        lines = [line for line in clip.screen if line.casefold() not in said]
-        if lines:
-            text = "I read on screen: " + " / ".join(f'"{line}"' for line in lines)
+        texts = [text for text in clip.screen if text.casefold() not in said]
+        if texts:
+            text = "I read on screen: " + ", ".join(f'"{shown}"' for shown in texts)
             out.append(Statement("action", text[:MAX_CHARS].rstrip(" ,;/"), [clip]))
     return out
 

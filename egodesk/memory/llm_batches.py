@@ -30,6 +30,7 @@ from egodesk.memory.speech import clip_speech
 from egodesk.memory.store import Store
 from egodesk.perception import prompts
 from egodesk.perception.llm import LLMError
+from egodesk.perception.ocr import screen_texts
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ class ClipText:
     end: float
     caption: str = ""
     speech: list[str] = field(default_factory=list)
-    screen: list[str] = field(default_factory=list)  # on-screen text its keyframes read (OCR), each line once
+    screen: list[str] = field(default_factory=list)  # the texts its keyframes read (OCR), each once
 
     def shown_caption(self) -> str:
         """The caption as the builders show it: without a described caption's guesses from image labels
@@ -90,11 +91,11 @@ def footage_clips(session: Session, footage_id: int) -> list[ClipText]:
         .where(Keyframe.clip_id.in_(list(clips)))
         .order_by(Keyframe.clip_id, Keyframe.idx)
     )
-    for clip_id, ocr in frames:
-        for line in (ocr or "").split(" / "):
-            line = " ".join(line.split())
-            if line and line.casefold() not in {seen.casefold() for seen in clips[clip_id].screen}:
-                clips[clip_id].screen.append(line)
+    read: dict[int, list[str]] = {}
+    for clip_id, text in frames:
+        read.setdefault(clip_id, []).append(text or "")
+    for clip_id, texts in read.items():
+        clips[clip_id].screen = screen_texts(texts)
     return [c for c in ordered if c.shown_caption() or c.speech]  # a clip of guesses alone tells the builders nothing
 
 

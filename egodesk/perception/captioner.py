@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 
 from egodesk.core.timeutil import format_ts
-from egodesk.perception import prompts
+from egodesk.perception import ocr, prompts
 from egodesk.perception.chat_server import ChatServer, ServerError
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 class Keyframe:
     image: np.ndarray | None  # BGR
     tags: list[tuple[str, float]] = field(default_factory=list)  # (ImageNet label, probability)
-    ocr: str = ""  # lines joined with " / " (TextReader.read)
+    ocr: str = ""  # its texts (TextReader.read)
     time: float | None = None  # absolute seconds
 
 
@@ -49,15 +49,9 @@ class ClipContext:
     wearer: str = "I"
     previous_caption: str | None = None
 
-    def ocr_lines(self) -> list[str]:
-        """On-screen text over all keyframes, each line once (case-insensitive), first seen first."""
-        seen: dict[str, str] = {}
-        for frame in self.keyframes:
-            for line in frame.ocr.split(" / "):
-                line = " ".join(line.split())
-                if line:
-                    seen.setdefault(line.casefold(), line)
-        return list(seen.values())
+    def screen_texts(self) -> list[str]:
+        """What was read on screen over all keyframes: each text once (case-insensitive), first seen first."""
+        return ocr.screen_texts(frame.ocr for frame in self.keyframes)
 
 
 class CaptionerError(RuntimeError):
@@ -145,9 +139,9 @@ class DescribeCaptioner:
             heard = quote(ctx.transcript, self.max_transcript_chars)
             ends_sentence = heard[-2] in ".!?" and not heard.endswith("...'")  # an ellipsis still needs a full stop
             parts.append(prompts.HEARD + heard + ("" if ends_sentence else "."))
-        lines = ctx.ocr_lines()
-        if lines:
-            parts.append(prompts.VISIBLE_TEXT + ", ".join(quote(line, 200) for line in lines) + ".")
+        texts = ctx.screen_texts()
+        if texts:
+            parts.append(prompts.VISIBLE_TEXT + ", ".join(quote(text, 200) for text in texts) + ".")
         return " ".join(parts)
 
 
@@ -187,7 +181,7 @@ def build_messages(ctx: ClipContext, with_images: bool) -> list[dict[str, Any]]:
         "n_images": len(frames),
         "previous": ctx.previous_caption or "(none)",
         "transcript": quote(ctx.transcript, 2000) if ctx.transcript.strip() else "(no speech)",
-        "ocr": " / ".join(ctx.ocr_lines()) or "(none)",
+        "ocr": ", ".join(quote(text, 200) for text in ctx.screen_texts()) or "(none)",
         "tags": _tag_lines(ctx),
     }
     wearer = ctx.wearer if ctx.wearer.strip() and ctx.wearer.strip() != "I" else "a person"

@@ -7,6 +7,7 @@ on first use: constructing a reader is free, which keeps settings and tests chea
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,16 @@ import numpy as np
 
 if TYPE_CHECKING:
     from egodesk.core.settings import Settings
+
+# A frame's texts (a note, a sign, a screen) stay apart, one per line; the lines of one text are joined
+# as a quoted verse's are: "BUY MILK / AND EGGS" is one note, so what it says is read (and quoted) whole.
+TEXT_BREAK = "\n"
+LINE_BREAK = " / "
+# A line continues the text just above it when the gap between them is under this many of its letters'
+# heights (a note's line spacing is about half of one; two signs apart are further), it overlaps that
+# text's last line sideways and its letters are about as tall (at most this ratio).
+BLOCK_GAP = 1.0
+BLOCK_SIZE_RATIO = 1.5
 
 # Frames are shrunk to this longer side first, and the detector then works at the frame's own scale
 # (its stock setting enlarges every frame to a 736 px shorter side: 2-3x slower on 480p footage and
@@ -44,7 +55,8 @@ class TextReader:
         return self._engine
 
     def read(self, frame: np.ndarray) -> str:
-        """The text lines found in a BGR frame, in reading order, joined with " / "; "" when none."""
+        """The texts found in a BGR frame (`text_blocks`), in reading order: each its lines joined with
+        LINE_BREAK, the texts with TEXT_BREAK; "" when none."""
         h, w = frame.shape[:2]
         scale = MAX_SIDE / max(h, w)
         if scale < 1:
@@ -55,7 +67,18 @@ class TextReader:
             for box, text, score in (result or ())
             if score >= self.min_confidence and text.strip()
         ]
-        return " / ".join(tidy(text) for _, text in reading_order(boxes))
+        return TEXT_BREAK.join(LINE_BREAK.join(tidy(text) for text in block) for block in text_blocks(boxes))
+
+
+def screen_texts(frames: Iterable[str]) -> list[str]:
+    """The distinct texts (case-insensitive) in frames' `TextReader.read` results, first seen first."""
+    seen: dict[str, str] = {}
+    for read in frames:
+        for text in read.split(TEXT_BREAK):
+            text = " ".join(text.split())
+            if text:
+                seen.setdefault(text.casefold(), text)
+    return list(seen.values())
 
 
 # The recogniser often drops the narrow gaps of sign lettering ("PROJECTATLAS", "NEXT08:24") and reads
@@ -102,6 +125,27 @@ def reading_order(boxes: list[tuple[np.ndarray, str]]) -> list[tuple[np.ndarray,
                 continue
         rows.append([item])
     return [item for row in rows for item in sorted(row, key=lambda b: b[0][:, 0].min())]
+
+
+def text_blocks(boxes: list[tuple[np.ndarray, str]]) -> list[list[str]]:
+    """The lines of each text in the frame, texts in the reading order of their first lines: a line
+    joins the text whose last line lies just above it (`BLOCK_GAP`), overlaps it sideways and has letters
+    of about its size; others (a second sign, a line beside it) start a text of their own."""
+    blocks: list[list[tuple[np.ndarray, str]]] = []
+    for box, text in reading_order(boxes):
+        height = np.ptp(box[:, 1])
+        for block in blocks:
+            last = block[-1][0]
+            last_height = np.ptp(last[:, 1])
+            small, large = sorted((height, last_height))
+            gap = box[:, 1].min() - last[:, 1].max()
+            overlap = min(box[:, 0].max(), last[:, 0].max()) - max(box[:, 0].min(), last[:, 0].min())
+            if -small / 2 < gap <= BLOCK_GAP * small and overlap > 0 and large <= BLOCK_SIZE_RATIO * small:
+                block.append((box, text))
+                break
+        else:
+            blocks.append([(box, text)])
+    return [[text for _, text in block] for block in blocks]
 
 
 def make_text_reader(settings: Settings) -> TextReader | None:

@@ -20,6 +20,7 @@ from egodesk.core.settings import Settings
 from egodesk.core.timeutil import now_ts
 from egodesk.core.types import Progress
 from egodesk.memory.store import Caption, Clip, Footage, Job, Keyframe, Store, TranscriptSegment
+from egodesk.perception.ocr import TEXT_BREAK, screen_texts
 from egodesk.pipeline.asking import question_in_flight
 from egodesk.pipeline.engines import Engines
 from egodesk.pipeline.ingest import PIPELINE_STAGES, AddReport, add_paths
@@ -241,7 +242,7 @@ class Library:
                     caption=captions.get(clip.id, ""),
                     transcript=[(s.start_ts, s.end_ts, s.speaker, s.text) for s in segments if s.clip_id == clip.id],
                     tags=sorted(tags.items(), key=lambda kv: -kv[1]),
-                    ocr=" / ".join(k.ocr_text for k in frames if k.ocr_text),
+                    ocr=TEXT_BREAK.join(screen_texts(k.ocr_text or "" for k in frames)),
                     thumbnails=[Path(k.thumb_path) for k in frames if k.thumb_path],
                 )
             )

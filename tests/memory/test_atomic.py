@@ -152,7 +152,7 @@ def test_a_build_keeps_what_each_clip_read_on_screen(store, lib_paths, make_vide
     footage = make_video([[["street sign", 0.9]], [["tree", 0.8]]])
     with store.session() as s:
         for frame in s.scalars(select(Keyframe).join(Clip).where(Clip.footage_id == footage, Clip.idx == 0)):
-            frame.ocr_text = "BUS 42 DEPARTS 10:15 / Platform 4" if frame.idx == 0 else "bus 42 departs 10:15"
+            frame.ocr_text = "BUS 42 DEPARTS 10:15\nPlatform 4" if frame.idx == 0 else "bus 42 departs 10:15"
     llm = ScriptedLLM(
         {
             "statements": [
@@ -166,4 +166,4 @@ def test_a_build_keeps_what_each_clip_read_on_screen(store, lib_paths, make_vide
     build_atomic(store, indices, embedder, llm, footage, settings)
     with store.session() as s:
         texts = s.scalars(select(Unit.text).where(Unit.footage_id == footage, Unit.kind == "atomic").order_by(Unit.id)).all()
-    assert texts == ["I wait at the bus stop", "I walk past a tree", 'I read on screen: "BUS 42 DEPARTS 10:15" / "Platform 4"']
+    assert texts == ["I wait at the bus stop", "I walk past a tree", 'I read on screen: "BUS 42 DEPARTS 10:15", "Platform 4"']

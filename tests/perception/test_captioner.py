@@ -45,7 +45,7 @@ def ctx(*frames: Keyframe, transcript: str = "", **kw) -> ClipContext:
 def test_describe_pins_tags_speech_and_text():
     clip = ctx(
         Keyframe(None, [("street sign", 0.62), ("crosswalk", 0.2)], "EXIT"),
-        Keyframe(None, [("street sign", 0.71), ("cab, hack, taxi, taxicab", 0.3)], "EXIT / Platform 4"),
+        Keyframe(None, [("street sign", 0.71), ("cab, hack, taxi, taxicab", 0.3)], "EXIT\nPlatform 4"),
         transcript=JFK + "...",
     )
     assert DescribeCaptioner().caption(clip) == (

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from egodesk.core.settings import Settings
-from egodesk.perception.ocr import TextReader, make_text_reader, reading_order, tidy
+from egodesk.perception.ocr import TEXT_BREAK, TextReader, make_text_reader, reading_order, screen_texts, text_blocks, tidy
 
 
 @pytest.fixture(scope="module")
@@ -22,11 +22,17 @@ def sign(lines: list[tuple[str, tuple[int, int]]], size=(480, 848)) -> np.ndarra
     return image
 
 
-def test_reads_a_sign_in_reading_order(reader):
+def test_reads_two_signs_in_reading_order(reader):
     assert reader._engine is None  # nothing loads until the first frame
     text = reader.read(sign([("Platform 4", (60, 350)), ("EXIT", (60, 150))]))
-    lines = text.split(" / ")
-    assert lines[0] == "EXIT" and lines[1].replace(" ", "") == "Platform4", text
+    texts = text.split(TEXT_BREAK)
+    assert texts[0] == "EXIT" and texts[1].replace(" ", "") == "Platform4", text
+
+
+def test_reads_a_notes_lines_as_one_text(reader):
+    """Lines one under another in letters of one size are one note: what it says is quoted whole."""
+    text = reader.read(sign([("BUY MILK", (60, 150)), ("AND EGGS", (60, 250)), ("EXIT", (560, 440))], size=(480, 848)))
+    assert text.split(TEXT_BREAK) == ["BUY MILK / AND EGGS", "EXIT"], text
 
 
 def test_large_frames_and_blank_frames(reader):
@@ -43,6 +49,23 @@ def test_reading_order_rows_then_columns():
     boxes = [(_box(400, 105), "right"), (_box(10, 300), "below"), (_box(20, 100), "left"), (_box(10, 10), "top")]
     assert [t for _, t in reading_order(boxes)] == ["top", "left", "right", "below"]
     assert reading_order([]) == []
+
+
+def test_text_blocks_join_lines_one_under_another_of_one_size():
+    note = [(_box(100, 100, w=200), "BUY MILK"), (_box(110, 160, w=180), "AND EGGS")]
+    apart = [(_box(100, 300, w=200), "EXIT")]  # a line height and more below
+    beside = [(_box(600, 100), "OPEN")]  # on the note's first row, far to its right
+    small = [(_box(100, 205, w=150, h=15), "printed in 2026")]  # right under it, in far smaller letters
+    assert text_blocks(note + apart + beside + small) == [["BUY MILK", "AND EGGS"], ["OPEN"], ["printed in 2026"], ["EXIT"]]
+    assert text_blocks([]) == []
+
+
+def test_screen_texts_are_each_frames_texts_once():
+    assert screen_texts(["BUY MILK / AND EGGS\nEXIT", "", "buy milk / and eggs", "EXIT\nROOM 214"]) == [
+        "BUY MILK / AND EGGS",
+        "EXIT",
+        "ROOM 214",
+    ]
 
 
 def test_reads_run_together_sign_lettering_as_words(reader):

@@ -56,6 +56,6 @@ def test_atomic_statements_keep_the_on_screen_text_verbatim():
     llm_said = [Statement("action", "I wait at the bus stop", [sign]), Statement("action", 'I walk to the "EXIT" door', [kept])]
     added = screen_statements([sign, plain, kept], llm_said)
     assert [(st.view, st.text, [c.clip_id for c in st.clips]) for st in added] == [
-        ("action", 'I read on screen: "BUS 42 DEPARTS 10:15" / "PLATFORM 4"', [1])
+        ("action", 'I read on screen: "BUS 42 DEPARTS 10:15", "PLATFORM 4"', [1])
     ]
     assert json.dumps([st.text for st in added])  # plain text, storable
