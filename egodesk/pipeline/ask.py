@@ -79,12 +79,17 @@ def unmentioned(analysis: QuestionAnalysis, evidence: list[Evidence]) -> list[st
     "keys" only in the embedder and the model."""
     if analysis.window is not None or not _english(analysis.text):
         return []
-    cues = [lemma(w) for w in analysis.objects] + [p.lower() for p in analysis.people]
-    cues = [c for c in dict.fromkeys(cues) if len(c) > 1 and c not in _GENERIC_CUES]
+    cues = asked_about(analysis)
     if not cues:
         return []
     found = cue_words(" ".join(f"{ev.source} {ev.text}" for ev in evidence))
     return [] if found.intersection(cues) else cues
+
+
+def asked_about(analysis: QuestionAnalysis) -> list[str]:
+    """The things and names a question asks about ("cat" of "When did I see a cat?"), as cue words."""
+    cues = [lemma(w) for w in analysis.objects] + [p.lower() for p in analysis.people]
+    return [c for c in dict.fromkeys(cues) if len(c) > 1 and c not in _GENERIC_CUES]
 
 
 def check_question(question: str) -> str:
@@ -167,7 +172,7 @@ def answer(
         out = answer_question(llm, **given, on_text=on_text)
         out.evidence = people_order(out, given["evidence"])
         if query.analysis.asks_when and not out.abstained and not options:
-            out.text = with_when(out)
+            out.text = with_when(out, asked_about(query.analysis))
     out.question = question
     if found.question != " ".join(question.split()):
         out.extra["question_shortened"] = found.question
@@ -280,15 +285,21 @@ def people_order(answer: Answer, retrieved: list[Evidence]) -> list[Evidence]:
     )
 
 
-def with_when(answer: Answer) -> str:
+def with_when(answer: Answer, cues: list[str] | None = None) -> str:
     """A "when did I ..." answer names the day and time of the moment it cites, if it does not already.
     An answer giving the time of a moment it cites but another day (a small model read "18:05" under
-    Tuesday's heading and wrote Wednesday, the day it was asked) is that moment's day and time."""
+    Tuesday's heading and wrote Wednesday, the day it was asked) is that moment's day and time. One
+    giving the time of a cited moment that holds none of what the question asks about (`cues`: "cat")
+    while another cited moment does is that moment's day and time: asked "When did I see a cat?", a
+    small model cited the cat and a street scene and wrote the street scene's time."""
     if not answer.evidence:
         return answer.text
     cited = [ev for ev in answer.evidence if ev.unit_id in set(answer.cited)]
     clocks = [int(h) * 60 + int(m) for h, m in _CLOCK_IN_ANSWER.findall(answer.text)]
     at = next((ev for ev in cited if any(_spans(ev, minute) for minute in clocks)), None)
+    holding = [ev for ev in cited if set(cues or ()) & cue_words(f"{ev.text} {ev.facts}")]
+    if at is not None and holding and not any(_same_moment(at, ev) for ev in holding):
+        return f"On {_when(from_ts(holding[0].start))}"
     if at is not None:
         moment = from_ts(at.start)
         if _names_another_day(answer.text, moment):
@@ -298,7 +309,11 @@ def with_when(answer: Answer) -> str:
         return answer.text
     if _SAYS_WHEN.search(answer.text):
         return answer.text
-    return f"{answer.text.rstrip('. ')}, on {_when(from_ts(answer.evidence[0].start))}"
+    return f"{answer.text.rstrip('. ')}, on {_when(from_ts((holding or answer.evidence)[0].start))}"
+
+
+def _same_moment(one: Evidence, other: Evidence) -> bool:
+    return one.start < other.end and other.start < one.end or one.start == other.start
 
 
 def _when(moment: datetime) -> str:

@@ -1,6 +1,6 @@
 """The one ask path (`pipeline.ask`): what the app, `egodesk ask` and `egodesk eval` all go through."""
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -136,6 +136,21 @@ def test_a_when_answer_with_a_cited_moments_time_but_another_day_gets_the_moment
     assert with_when(answer) == "On Monday at 10:00"
     answer.text = "I sat in the sun at 10:02."  # no day named: which of the library's days?
     assert with_when(answer) == "I sat in the sun at 10:02, on Wed 13 March 2024"
+
+
+def test_a_when_answer_gives_the_time_of_the_cited_moment_that_holds_what_was_asked_about():
+    street, cat = ts(DAY1, 3725), ts(DAY1 - timedelta(days=1), 7200)  # Wed 10:02:05, Tue 11:00:00
+    shown = [_ev(7, 1, street), _ev(8, 2, cat)]
+    shown[0].text, shown[1].text = "I see a moped on the street.", "I see what looks like a tabby cat (low confidence)."
+    answer = Answer("When did I see a cat?", "Wed 13 March 2024 10:02:05", shown, cited=[7, 8])
+    assert with_when(answer, ["cat"]) == "On Tue 12 March 2024 at 11:00"
+    answer.text = "On Tuesday at 11:00"  # the cat's own moment: left alone
+    assert with_when(answer, ["cat"]) == "On Tuesday at 11:00"
+    answer.text = "Wed 13 March 2024 10:02:05"
+    assert with_when(answer, ["dog"]) == answer.text  # no cited moment holds it: the model's pick stands
+    assert with_when(answer, []) == answer.text
+    answer.text = "When I was outside"  # no time given: the moment holding it
+    assert with_when(answer, ["cat"]) == "When I was outside, on Tue 12 March 2024 at 11:00"
 
 
 def test_windows_are_described_as_people_read_them():
