@@ -148,6 +148,25 @@ def test_a_recording_is_real_h264_aac_reproducible_and_dated(tmp_path, monkeypat
         )
 
 
+def test_a_cached_day_library_is_keyed_by_the_code_that_builds_it(monkeypatch, tmp_path):
+    """A library cached by other import code is built again; a change to the ask path alone keeps it."""
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    import test_day
+
+    for name in ("egodesk/memory/atomic.py", "egodesk/pipeline/ask.py", "resources/prompts/atomic_system.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("v1", encoding="utf-8")
+    monkeypatch.setattr(test_day, "REPO", tmp_path)
+    settings = test_day.library_settings("llm-quality", True)
+    key = test_day.library_key("files", settings)
+    (tmp_path / "egodesk/pipeline/ask.py").write_text("v2", encoding="utf-8")
+    assert test_day.library_key("files", settings) == key
+    for name in ("egodesk/memory/atomic.py", "resources/prompts/atomic_system.txt"):
+        (tmp_path / name).write_text("v2", encoding="utf-8")
+        assert test_day.library_key("files", settings) != key, name
+        key = test_day.library_key("files", settings)
+
+
 @pytest.mark.slow
 def test_the_test_day_end_to_end_holds_its_floors(tmp_path):
     """The real app path on the whole day: generate (cached), import (cached library), retrieval alone
