@@ -313,7 +313,8 @@ def with_when(answer: Answer, cues: list[str] | None = None) -> str:
 
 
 def _same_moment(one: Evidence, other: Evidence) -> bool:
-    return one.start < other.end and other.start < one.end or one.start == other.start
+    """Whether two moments overlap (an instant counts at its start)."""
+    return (one.start < other.end and other.start < one.end) or one.start == other.start
 
 
 def _when(moment: datetime) -> str:
