@@ -297,7 +297,8 @@ def with_when(answer: Answer, cues: list[str] | None = None) -> str:
     cited = [ev for ev in answer.evidence if ev.unit_id in set(answer.cited)]
     clocks = [int(h) * 60 + int(m) for h, m in _CLOCK_IN_ANSWER.findall(answer.text)]
     at = next((ev for ev in cited if any(_spans(ev, minute) for minute in clocks)), None)
-    holding = [ev for ev in cited if set(cues or ()) & cue_words(f"{ev.text} {ev.facts}")]
+    asked = set(cues or ())
+    holding = [ev for ev in cited if asked & cue_words(f"{ev.text} {ev.facts}")]
     if at is not None and holding and not any(_same_moment(at, ev) for ev in holding):
         return f"On {_when(from_ts(holding[0].start))}"
     if at is not None:

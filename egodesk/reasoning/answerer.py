@@ -35,7 +35,7 @@ from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.perception.llm import LLMError, TextSink, chat_json
 from egodesk.perception.prompts import HEARD, UNSURE, UNSURE_SENTENCE, VISIBLE_TEXT, unquoted
 from egodesk.reasoning import relative_dates
-from egodesk.reasoning.speakers import misattributed
+from egodesk.reasoning.speakers import misattributed, turn
 from egodesk.retrieval.lexical import tokenize
 
 LETTERS = "ABCDEFGHIJ"
@@ -48,7 +48,6 @@ FULL_LINES = 2
 SHORT_FOCUS_CHARS = 110
 REPEAT_OVERLAP = 0.8  # a line whose words are this much another chosen line's, at the same moment, adds nothing
 WORD = re.compile(r"\w+")
-SPEAKER = re.compile(r"[^.!?:]{1,40}")  # "Caroline: ..." opens a turn; a sentence before a colon does not
 TEMPLATE_TOKENS = 12  # the chat template's role markers around the two messages
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 MIN_SPELLED = 5  # shorter words are not matched by spelling: "cat" is not "car"
@@ -144,9 +143,7 @@ def focus(text: str, terms: set[str], limit: int = FOCUS_CHARS) -> str:
     inside its quote marks, so what was heard never runs on into what was read."""
     if len(text) <= limit:
         return text
-    speaker, sep, body = text.partition(": ")
-    if not sep or not SPEAKER.fullmatch(speaker) or f"{speaker}: " == HEARD:
-        speaker, body = "", text
+    speaker, body = turn(text) or ("", text)
     groups = _caption_parts(body)
     sentences = [s for group in groups for s in group.sentences]
     scores = [len(terms & set(words)) for words in tokenize(sentences)]

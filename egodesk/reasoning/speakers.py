@@ -36,8 +36,15 @@ def _names_them(person: str, body: str) -> bool:
     return re.search(rf"\b{name}\b", re.sub(address, " ", body)) is not None
 
 
+def turn(text: str) -> tuple[str, str] | None:
+    """A dialogue line's speaker and words ("Ana: I adopted a cat." -> ("Ana", "I adopted a cat.")); None
+    when it opens with no one's name ("I see a whiteboard. I hear: ...", "I read on screen: ...")."""
+    m = _SPEAKER.match(text)
+    return (m.group(1), m.group(2)) if m else None
+
+
 def _spoken(lines: list[Evidence]) -> list[tuple[str, str]]:
-    return [(m.group(1), m.group(2)) for ev in lines if (m := _SPEAKER.match(ev.text))]
+    return [spoken for ev in lines if (spoken := turn(ev.text))]
 
 
 def misattributed(question: str, answer: str, cited: list[Evidence], shown: list[Evidence]) -> str | None:
