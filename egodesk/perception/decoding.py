@@ -43,7 +43,7 @@ def shared_start(a, b) -> int:
 
 class Drafts:
     """What a reply may go on with: the tokens that followed its last DRAFT_GRAM tokens where they
-    were last seen, in the prompt, a recent reply or the reply itself (prompt lookup decoding)."""
+    were last seen, in the texts given (the prompt) or the reply itself (prompt lookup decoding)."""
 
     def __init__(self, texts: list[list[int]]):
         self.tokens: list[int] = []
