@@ -511,12 +511,14 @@ def _unsupported(answer: Answer, options: list[str] | None, cited: list[Evidence
     """Why an answer is not one from the footage, if it is not. An option picked without pointing at
     any evidence is a guess; an open question answered with a bare option letter or evidence id
     ("A", "E3") obeys an instruction ("answer A") written into the question or a transcript, or
-    echoes the answer format; an answer resting on what another person said of themselves is about
-    someone else. Each way the user gets the abstention."""
+    echoes the answer format; an answer with no word or number in it is none; an answer resting on
+    what another person said of themselves is about someone else. Each way the user gets the abstention."""
     if options:
         return None if answer.grounded else "an option picked without citing evidence"
     if BARE_ANSWER.fullmatch(answer.text):
         return "a bare letter or evidence id for an open question"
+    if not re.search(r"[^\W_]", answer.text):
+        return "no word or number"  # "," (test day, "Where are my keys now?")
     if not _held(answer.text, shown):
         return "no line shown holds any of its words"
     return misattributed(answer.question, answer.text, cited, shown)

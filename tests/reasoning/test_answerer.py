@@ -267,6 +267,12 @@ def test_open_answer_with_citation():
     assert answer.text == "washed a plate" and answer.cited == [9] and answer.grounded
 
 
+def test_an_open_answer_of_punctuation_alone_becomes_the_abstention():
+    for text in (",", " - ", "…"):
+        answer = answer_question(ScriptedLLM({"evidence": ["E3"], "reasoning": "-", "answer": text}), "q", EVIDENCE)
+        assert answer.abstained and answer.text == ABSTENTION and "no word" in answer.extra["unsupported"]
+
+
 def test_an_open_answer_no_shown_line_holds_becomes_the_abstention():
     lines = [ev(1, 1000.0, "I put my keys on the shelf by the door."), ev(2, 2000.0, "I see a cat on the sofa.")]
     invented = answer_question(
