@@ -391,8 +391,9 @@ class LocalLLM:
         the prompt) are kept. The same batches whatever ran before, so a reply depends on its prompt
         alone: resumed from all that the last prompt shared, a batch's arithmetic differed in the last
         bits and near ties tipped with the questions asked before (the test day scored 36/43 asked in
-        order, 38/43 with each question alone). A prompt with no kept head (a memory builder's) reuses
-        all it shares with the last prompt."""
+        order, 38/43 with each question alone). The memory builders keep their rules too, so what a batch
+        builds does not depend on the batches before it. A prompt with no kept head (the model probe's)
+        reuses all it shares with the last prompt."""
         import llama_cpp
 
         kept = self._kept_head(prompt)

@@ -518,7 +518,7 @@ def _unsupported(answer: Answer, options: list[str] | None, cited: list[Evidence
     if BARE_ANSWER.fullmatch(answer.text):
         return "a bare letter or evidence id for an open question"
     if not re.search(r"[^\W_]", answer.text):
-        return "no word or number"  # "," (test day, "Where are my keys now?")
+        return "no word or number"  # "," was once the answer to the test day's "Where are my keys now?"
     if not _held(answer.text, shown):
         return "no line shown holds any of its words"
     return misattributed(answer.question, answer.text, cited, shown)
