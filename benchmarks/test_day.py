@@ -1,7 +1,11 @@
 """The two-day test library end to end: generated camera files -> import -> memories -> ask, judged.
 
-    .venv/bin/python benchmarks/test_day.py [--llm llm-quality|llm-fast|llm-test] [--strategy auto]
-        [--strategies flat,hybrid,...] [--limit N] [--no-memories] [--rebuild] [--json REPORT]
+    .venv/bin/python benchmarks/test_day.py [--day clean|real] [--llm llm-quality|llm-fast|llm-test]
+        [--strategy auto] [--strategies flat,hybrid,...] [--limit N] [--no-memories] [--rebuild] [--json REPORT]
+
+Two days: `clean` (slowed voices in quiet rooms: recognition hears every word) and `real` (people at
+their own rates, across rooms and streets, on the phone, over kitchen, street and café noise; pictures
+dark, blurred or half in view: testday/real_day.py). Report every figure for both.
 
 1. Writes the test day's video files if missing (benchmarks/testday/make_day.py).
 2. Imports them into a fresh library through `Library.import_paths` (speech, keyframes and tags, OCR,
@@ -11,6 +15,8 @@
    answer (testday/judge.py); prints per category: answers right, the annotated moment among the first
    3 / 5 evidence chips (chips@3, chips@5), whether a cited unit is that moment (cite_ok), abstention
    recall / precision on the unanswerable questions, and the whole ask's latency p50 / p95.
+   Before asking, prints the speech recogniser's word error rate against the day's script, per voice
+   and per noise level (testday/hearing.py), and how many questions' key words it did not hear.
 4. Runs every question through each retrieval strategy alone (egodesk.eval.runner.run_questions, as
    `egodesk eval` and benchmarks/strategy_table.py do): Hit@1 / Hit@5 overall and Hit@5 per category.
 """
@@ -24,14 +30,18 @@ import time
 from pathlib import Path
 
 from common import REPO, cache_dir
+from sqlalchemy import select
+from testday import hearing
 from testday.judge import is_right
-from testday.make_day import default_out, files_digest, make_day
+from testday.make_day import DAY, default_out, files_digest, make_day, plan_of, script
 from testday.questions import QUESTIONS, DayQuestion, interleaved, load_questions
+from testday.real_day import QUESTIONS as REAL_QUESTIONS
 
 from egodesk.core.settings import Settings
 from egodesk.core.types import Progress
 from egodesk.eval.metrics import QuestionResult, by_category, hit_at_k, overlaps, percentile, summarize
 from egodesk.eval.runner import format_value, run_questions, write_report
+from egodesk.memory.schema import TranscriptSegment
 from egodesk.pipeline.library import Library
 
 LLM_STAGES = ("memory-records", "memory-atomic")
@@ -47,6 +57,7 @@ ASK_COLUMNS = (
     "answer_p50_ms",
     "answer_p95_ms",
     "first_words_p50_ms",
+    "false_refusals",
 )
 
 
@@ -138,11 +149,13 @@ def ask_all(
     log=print,
     checkpoint=lambda results: None,
     typed: bool = False,
+    unheard: dict[str, list[str]] | None = None,
 ) -> list[QuestionResult]:
     """Every question through `Library.ask`, judged; chips are scored in the order the answer lists them.
     `checkpoint` sees the results so far after each answer (answers cost many seconds each on a CPU).
     With `typed`, each question is first read ahead as a pause in typing it does in the window
-    (`Library.prepare_to_answer`), then asked: the times are from pressing Enter."""
+    (`Library.prepare_to_answer`), then asked: the times are from pressing Enter. `unheard` names each
+    question's key words that recognition did not hear (kept in its result)."""
     results: list[QuestionResult] = []
     for item in questions:
         q = item.bench
@@ -176,6 +189,7 @@ def ask_all(
             "expected": item.accept,
             "strategy": answer.extra.get("strategy"),
             "first_words_ms": (words_at[0] - started) * 1000 if words_at else None,
+            "unheard": (unheard or {}).get(q.id, []),
             "chips": [
                 {"source": e.source, "start": e.start, "end": e.end, "cited": e.unit_id in answer.cited}
                 for e in answer.evidence[:8]
@@ -187,13 +201,16 @@ def ask_all(
         results.append(result)
         checkpoint(results)
         mark = "ok " if result.correct else "BAD"
-        log(f"  {mark} {q.id} [{q.category}] {q.question} -> {answer.text[:120]!r} ({total_ms / 1000:.1f} s)")
+        missed = f" [unheard: {', '.join(result.detail['unheard'])}]" if result.detail["unheard"] else ""
+        log(f"  {mark} {q.id} [{q.category}] {q.question} -> {answer.text[:120]!r} ({total_ms / 1000:.1f} s){missed}")
     return results
 
 
 def ask_summary(results: list[QuestionResult]) -> dict:
-    """The runner's summary plus cite_ok: the share of questions with a moment where a cited unit is on it."""
+    """The runner's summary plus cite_ok (the share of questions with a moment where a cited unit is on
+    it) and false refusals (answerable questions abstained)."""
     summary = summarize(results)
+    summary["false_refusals"] = sum(r.abstained and not r.unanswerable for r in results)
     cites = [float(r.detail["cite_ok"]) for r in results if "cite_ok" in r.detail]
     summary["cite_ok"] = sum(cites) / len(cites) if cites else None
     words = [r.detail["first_words_ms"] for r in results if r.detail.get("first_words_ms") is not None]
@@ -257,10 +274,34 @@ def strategy_matrix(runs: dict[str, dict]) -> str:
     return table(rows, ("hit@1", "hit@5", *categories))
 
 
+def transcript_words(library: Library) -> list[hearing.HeardWord]:
+    """Every recognised word of the library with its wall-clock span and probability."""
+    with library.memory.store.session() as s:
+        rows = s.execute(select(TranscriptSegment.words)).scalars().all()
+    return [hearing.HeardWord(str(w[0]), float(w[1]), float(w[2]), float(w[3])) for words in rows for w in words or ()]
+
+
+def hearing_report(library: Library, plan, questions: list[DayQuestion], log=print) -> tuple[dict, dict[str, list[str]]]:
+    """The word error rate against the plan's script (per voice, per noise level) and each question's
+    unheard key words; logs the table and the count."""
+    lines, words = script(plan), transcript_words(library)
+    groups = hearing.wer_by(lines, words)
+    log("speech recognition against the script (WER: word errors / words said)")
+    log(hearing.wer_table(groups))
+    unheard = {
+        q.bench.id: hearing.unheard(q.heard, lines, words, [(m.start, m.end) for m in q.bench.evidence]) for q in questions
+    }
+    unheard = {qid: keys for qid, keys in unheard.items() if keys}
+    log(f"questions whose key words were not heard as said: {len(unheard)} of {len(questions)}")
+    report = {kind: {name: vars(t) | {"wer": round(t.wer, 4)} for name, t in group.items()} for kind, group in groups.items()}
+    return report, unheard
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=default_out(), help="folder of the generated video files")
-    parser.add_argument("--questions", type=Path, default=QUESTIONS)
+    parser.add_argument("--day", choices=("clean", "real"), default="clean", help="which test day (report both)")
+    parser.add_argument("--out", type=Path, help="folder of the generated video files (default: named by the day's plan)")
+    parser.add_argument("--questions", type=Path, help="the questions (default: the day's own)")
     parser.add_argument(
         "--llm",
         default="llm-quality",
@@ -280,9 +321,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     say = lambda line: print(line, flush=True)  # noqa: E731
-    questions = interleaved(load_questions(args.questions))
+    plan = plan_of(args.day)
+    questions = interleaved(load_questions(args.questions or (QUESTIONS if plan is DAY else REAL_QUESTIONS)))
     asked = questions[: args.limit] if args.limit is not None else questions
-    paths = make_day(args.out, log=say)
+    paths = make_day(args.out or default_out(None if plan is DAY else plan), log=say, plan=plan)
     settings = library_settings(args.llm, not args.no_memories)
     library, import_s, stage_s = built_library(paths, settings, args.rebuild, log=say)
     footage_s = sum(f.duration for f in library.footage())
@@ -293,6 +335,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{llm_s / footage_s:.2f}x real time (the LLM's load and kept rules included)"
         )
     report: dict = {
+        "day": args.day,
         "llm": args.llm,
         "memories": not args.no_memories,
         "library": str(library.paths.root),
@@ -317,17 +360,20 @@ def main(argv: list[str] | None = None) -> int:
         write_report(path, {**report, "ask": ask_report(results)})
 
     try:
-        say("retrieval alone, k=12: Hit@1, Hit@5 and Hit@5 per category")
+        report["hearing"], unheard = hearing_report(library, plan, questions, log=say)
+        say("\nretrieval alone, k=12: Hit@1, Hit@5 and Hit@5 per category")
         report["retrieval"] = retrieval_runs(library, questions, args.strategies.split(","), log=say)
         say(strategy_matrix(report["retrieval"]))
         write_report(path, report)
         if not args.no_answers:
             say(f"\nasking {len(asked)} questions with {args.llm} (strategy {strategy})")
-            results = ask_all(library, asked, args.strategy, log=say, checkpoint=checkpoint, typed=args.typed)
+            results = ask_all(library, asked, args.strategy, log=say, checkpoint=checkpoint, typed=args.typed, unheard=unheard)
             report["ask"] = ask_report(results)
             say(f"\nask path (strategy {strategy}, {args.llm}, memories {'on' if report['memories'] else 'off'})")
             summary = report["ask"]["summary"]
-            say(table([("all", summary), *report["ask"]["by_category"].items()], ASK_COLUMNS))
+            subset = [r for r in results if r.detail["unheard"]]
+            misheard = [("key word unheard", ask_summary(subset))] if subset else []
+            say(table([("all", summary), *report["ask"]["by_category"].items(), *misheard], ASK_COLUMNS))
             write_report(path, report)
     finally:
         library.close()

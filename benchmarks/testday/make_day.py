@@ -1,6 +1,7 @@
 """Generate the two-day test library: real H.264/AAC camera files a wearer could have recorded.
 
-    .venv/bin/python benchmarks/testday/make_day.py [OUT_DIR]     # default ~/.cache/egodesk/testday/<plan digest>/
+    cd benchmarks && ../.venv/bin/python -m testday.make_day [--day clean|real] [OUT_DIR]
+                                              # default ~/.cache/egodesk/testday/<plan digest>/
 
 The day plan (`DAY`) is the single description of what happens; `questions.jsonl` beside this file
 annotates moments of it. Pictures come from the real first-person walk in `../shared/media` and from
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import inspect
 import shutil
 import subprocess
 import tempfile
@@ -31,6 +33,8 @@ import numpy as np
 import platformdirs
 from PIL import Image, ImageDraw, ImageFont
 
+from . import realism
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 WALK_VIDEO = REPO.parent / "shared" / "media" / "gopro_max-heromode.mp4"
@@ -40,11 +44,37 @@ FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf")  # Debian fo
 WIDTH, HEIGHT, FPS = 848, 480, 30  # the walk video's frame size; 30 fps like a wearable camera
 RATE = 22050  # espeak-ng's sample rate; the track is mixed at it and encoded to AAC
 
-# The voices (espeak-ng voice+variant): the wearer and the people they meet.
+# The clean day's voices (espeak-ng voice+variant): the wearer and the people they meet.
 WEARER, MARIA, TOM, PRIYA, BARISTA = "en-gb", "en-gb+f4", "en-us+m3", "en-gb+f2", "en-gb-x-rp"
-# Slower than espeak-ng's default (175 words a minute) with short gaps between words: closer to how people
-# talk, and Whisper then hears what is said (at the default it heard "late" as "right", "Tom" as "time").
+# The clean day speaks slower than espeak-ng's default (175 words a minute) with short gaps between
+# words, so that Whisper hears what is said (at the default it heard "late" as "right", "Tom" as "time").
+# The real day (real_day.py) speaks at people's rates instead, through rooms and noise.
 SPEECH = ("-s", "135", "-g", "3")
+VOICE_NAMES = {WEARER: "wearer", MARIA: "Maria", TOM: "Tom", PRIYA: "Priya", BARISTA: "barista"}
+
+
+@dataclass(frozen=True)
+class Voice:
+    """A person of the real day: an espeak-ng voice at a speaking rate (words a minute), heard through
+    a room (realism.ROOMS: near for the wearer, room, far, phone)."""
+
+    name: str
+    espeak: str
+    rate: int = 175
+    room: str = "near"
+
+    def args(self) -> tuple[str, ...]:
+        return ("-s", str(self.rate))
+
+
+@dataclass(frozen=True)
+class Look:
+    """How badly a scene is filmed: `light` (1 = well lit), `blur` (motion blur in pixels), `cut` (the
+    share of the picture out of view at its left edge)."""
+
+    light: float = 1.0
+    blur: int = 0
+    cut: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -78,7 +108,10 @@ class Board:
 class Scene:
     seconds: float
     picture: Walk | Photo | Board
-    speech: tuple[tuple[float, str, str], ...] = ()  # (seconds into the scene, voice, words)
+    speech: tuple[tuple[float, str | Voice, str], ...] = ()  # (seconds into the scene, voice, words)
+    noise: str = ""  # the place's sound (realism.NOISES); the clean day has room tone alone
+    snr_db: float = 20.0  # the speech's level above `noise`
+    look: Look = Look()
 
 
 @dataclass(frozen=True)
@@ -352,22 +385,28 @@ def walk_frames(walk: Walk, seconds: float, source: np.ndarray):
 
 
 def scene_frames(scene: Scene, seed: int, walk_source: np.ndarray):
-    picture = scene.picture
+    picture, look = scene.picture, scene.look
     if isinstance(picture, Walk):
-        return walk_frames(picture, scene.seconds, walk_source)
-    image = photo(picture.name) if isinstance(picture, Photo) else board_image(picture, seed)
-    return pan_frames(image, scene.seconds, seed)
+        frames = walk_frames(picture, scene.seconds, walk_source)
+    else:
+        image = photo(picture.name) if isinstance(picture, Photo) else board_image(picture, seed)
+        frames = pan_frames(image[:, round(look.cut * image.shape[1]) :], scene.seconds, seed)
+    if look == Look():
+        return frames
+    rng = np.random.default_rng(seed)
+    return (realism.degrade(frame, look.light, look.blur, float(rng.uniform(0, 180)), rng) for frame in frames)
 
 
 # --- sound ---------------------------------------------------------------------------------------
 
 
-def speak(voice: str, words: str, workdir: Path) -> np.ndarray:
-    """espeak-ng speech as float32 samples at RATE."""
+def speak(voice: str | Voice, words: str, workdir: Path) -> np.ndarray:
+    """espeak-ng speech as float32 samples at RATE (a clean-day voice at SPEECH, a real-day one at its rate)."""
     if shutil.which("espeak-ng") is None:
         raise FileNotFoundError("espeak-ng is not installed (Debian package espeak-ng; ./setup.sh installs it)")
-    out = workdir / f"say-{hashlib.sha256(f'{voice}|{words}'.encode()).hexdigest()[:12]}.wav"
-    subprocess.run(["espeak-ng", "-v", voice, *SPEECH, "-w", str(out), words], check=True, capture_output=True)
+    espeak, args = (voice, SPEECH) if isinstance(voice, str) else (voice.espeak, voice.args())
+    out = workdir / f"say-{hashlib.sha256(f'{espeak}|{args}|{words}'.encode()).hexdigest()[:12]}.wav"
+    subprocess.run(["espeak-ng", "-v", espeak, *args, "-w", str(out), words], check=True, capture_output=True)
     with wave.open(str(out)) as handle:
         if handle.getframerate() != RATE or handle.getsampwidth() != 2:
             raise RuntimeError(
@@ -375,6 +414,45 @@ def speak(voice: str, words: str, workdir: Path) -> np.ndarray:
             )
         samples = np.frombuffer(handle.readframes(handle.getnframes()), np.int16)
     return samples.astype(np.float32) / 32768
+
+
+def voice_name(voice: str | Voice) -> str:
+    return VOICE_NAMES[voice] if isinstance(voice, str) else voice.name
+
+
+@dataclass(frozen=True)
+class Line:
+    """One thing said, as the script has it: who, through what room and noise, and when (wall-clock
+    seconds), for the word error rate of what recognition heard."""
+
+    recording: str
+    voice: str
+    room: str
+    noise: str
+    snr_db: float | None  # None where the scene has room tone alone
+    start: float
+    end: float
+    words: str
+
+
+def script(plan: tuple[Recording, ...]) -> list[Line]:
+    """Every line of `plan` with its spoken span (espeak-ng renders each once to learn its length)."""
+    from egodesk.core.timeutil import to_ts
+
+    lines = []
+    with tempfile.TemporaryDirectory(prefix="egodesk-script-") as tmp:
+        for recording in plan:
+            offset = to_ts(recording.start)
+            for scene in recording.scenes:
+                for at, voice, words in scene.speech:
+                    seconds = len(speak(voice, words, Path(tmp))) / RATE
+                    room = "near" if isinstance(voice, str) else voice.room
+                    snr = scene.snr_db if scene.noise else None
+                    lines.append(
+                        Line(recording.name, voice_name(voice), room, scene.noise, snr, offset + at, offset + at + seconds, words)
+                    )
+                offset += scene.seconds
+    return lines
 
 
 def walk_ambience(video: Path = WALK_VIDEO) -> np.ndarray:
@@ -387,23 +465,53 @@ def walk_ambience(video: Path = WALK_VIDEO) -> np.ndarray:
     return np.frombuffer(raw, np.float32)
 
 
+def babble(workdir: Path) -> np.ndarray:
+    """Other people talking at once, as in a café: six voices of other speakers, each saying café
+    small talk and offset from the others, heard across the room."""
+    talk = (
+        "Did you see the match last night? It went to extra time.",
+        "We are thinking of going to Lisbon in the spring.",
+        "My brother just started a new job at the hospital.",
+        "Could we get the bill when you have a moment?",
+        "The traffic on the ring road was terrible this morning.",
+        "I have been reading a really good book about bees.",
+    )
+    voices = ("en-us+m1", "en-gb+f3", "en-us+f2", "en-gb-scotland+m2", "en-029+f1", "en-us-nyc+m4")
+    parts = [
+        realism.through(speak(Voice("other", v, 180), line, workdir), "far", n) for n, (v, line) in enumerate(zip(voices, talk))
+    ]
+    length = max(len(p) for p in parts) * 2
+    out = np.zeros(length, np.float32)
+    for n, part in enumerate(parts):
+        out += np.roll(np.resize(part, length), n * length // len(parts))
+    return out
+
+
 def soundtrack(recording: Recording, seed: int, workdir: Path, ambience: np.ndarray) -> np.ndarray:
-    """Room tone everywhere, street sound under walks, the voices at their moments."""
+    """Room tone everywhere, street sound under walks, the voices at their moments (through their
+    rooms), and each scene's place sound at its signal-to-noise ratio."""
     rng = np.random.default_rng(seed)
     track = rng.normal(0, 0.003, round(recording.seconds * RATE)).astype(np.float32)
     offset = 0.0
-    for scene in recording.scenes:
-        first = round(offset * RATE)
-        if isinstance(scene.picture, Walk):
-            n = round(scene.seconds * RATE)
+    for number, scene in enumerate(recording.scenes):
+        first, n = round(offset * RATE), round(scene.seconds * RATE)
+        if isinstance(scene.picture, Walk) and not scene.noise:
             track[first : first + n] += 0.5 * np.resize(ambience, n)
-        for at, voice, words in scene.speech:
+        speech = np.zeros(n, np.float32)
+        for line, (at, voice, words) in enumerate(scene.speech):
             voice_samples = speak(voice, words, workdir)
-            begin = round((offset + at) * RATE)
-            end = min(len(track), begin + len(voice_samples))
-            if begin + len(voice_samples) > round((offset + scene.seconds) * RATE):
+            if not isinstance(voice, str):
+                voice_samples = realism.through(voice_samples, voice.room, seed * 1000 + number * 10 + line)
+            begin = round(at * RATE)
+            if begin + len(voice_samples) > n:
                 raise ValueError(f"{recording.name}: '{words}' runs past the end of its scene")
-            track[begin:end] += 0.8 * voice_samples[: end - begin]
+            speech[begin : begin + len(voice_samples)] += 0.8 * voice_samples
+        if scene.noise:
+            noise = realism.background(
+                scene.noise, n, seed * 100 + number, ambience, babble(workdir) if scene.noise == "cafe" else ambience
+            )
+            speech += realism.mix_at_snr(noise, realism.speech_level(speech), scene.snr_db)
+        track[first : first + n] += speech
         offset += scene.seconds
     return np.clip(track, -1, 1)
 
@@ -497,19 +605,22 @@ def encode(recording: Recording, out: Path, seed: int, walk_source: np.ndarray, 
         partial.replace(out)
 
 
-def default_out() -> Path:
+def default_out(plan: tuple[Recording, ...] | None = None) -> Path:
     """A folder named by the plan (and how it is rendered): a changed plan is written anew, not mixed
     with files of the old one (make_day keeps any file already there)."""
-    plan = repr((DAY, SPEECH, WIDTH, HEIGHT, FPS, RATE)).encode()
-    return platformdirs.user_cache_path("egodesk") / "testday" / hashlib.sha256(plan).hexdigest()[:12]
+    rendering = (SPEECH, WIDTH, HEIGHT, FPS, RATE) if plan is None else (WIDTH, HEIGHT, FPS, RATE, inspect.getsource(realism))
+    digest = hashlib.sha256(repr((DAY if plan is None else plan, *rendering)).encode()).hexdigest()[:12]
+    return platformdirs.user_cache_path("egodesk") / "testday" / digest
 
 
-def make_day(out: Path | None = None, log=print) -> list[Path]:
-    """Write every recording of `DAY` into `out` (skipping files already there); returns their paths."""
-    out = Path(out or default_out())
+def make_day(out: Path | None = None, log=print, plan: tuple[Recording, ...] | None = None) -> list[Path]:
+    """Write every recording of `plan` (default the clean `DAY`) into `out` (skipping files already
+    there); returns their paths."""
+    plan = DAY if plan is None else plan
+    out = Path(out or default_out(None if plan is DAY else plan))
     out.mkdir(parents=True, exist_ok=True)
-    paths = [out / file_name(r) for r in DAY]
-    todo = [(n, r, p) for n, (r, p) in enumerate(zip(DAY, paths)) if not p.exists()]
+    paths = [out / file_name(r) for r in plan]
+    todo = [(n, r, p) for n, (r, p) in enumerate(zip(plan, paths)) if not p.exists()]
     if todo:
         walk_source, ambience = walk_source_frames(), walk_ambience()
         for n, recording, path in todo:
@@ -527,14 +638,30 @@ def files_digest(paths: list[Path]) -> str:
     return digest.hexdigest()
 
 
+def plan_of(day: str) -> tuple[Recording, ...]:
+    """The plan of a test day by name: `clean` (this module's DAY) or `real` (real_day.REAL_DAY)."""
+    if day == "clean":
+        return DAY
+    if day == "real":
+        from .real_day import REAL_DAY
+
+        return REAL_DAY
+    raise ValueError(f"unknown test day {day!r} (clean or real)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out", nargs="?", type=Path, default=default_out(), help="folder for the video files")
+    parser.add_argument("out", nargs="?", type=Path, help="folder for the video files (default: named by the plan)")
+    parser.add_argument("--day", choices=("clean", "real"), default="clean", help="which test day")
     args = parser.parse_args(argv)
-    paths = make_day(args.out)
-    print(f"{len(paths)} recordings in {args.out}; digest {files_digest(paths)[:16]}")
+    plan = plan_of(args.day)
+    out = args.out or default_out(None if plan is DAY else plan)
+    paths = make_day(out, plan=plan)
+    print(f"{len(paths)} recordings in {out}; digest {files_digest(paths)[:16]}")
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+if __name__ == "__main__":  # `-m testday.make_day`: run the package's copy, whose classes real_day's scenes are made of
+    from .make_day import main as package_main
+
+    raise SystemExit(package_main())

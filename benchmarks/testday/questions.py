@@ -1,5 +1,6 @@
 """The test day's questions: the benchmark question format (../shared/benchmarks/FORMAT.md), parsed by
-egodesk's own loader, plus `accept`: the answers the judge takes (see judge.py).
+egodesk's own loader, plus `accept`: the answers the judge takes (see judge.py), and optionally `heard`:
+the key words the question depends on hearing (hearing.unheard tells which recognition missed).
 
 A question file that contradicts itself fails the load with its line: an answerable question without
 accepted answers or evidence could never be scored right, an unanswerable one with them is mislabelled.
@@ -7,7 +8,7 @@ accepted answers or evidence could never be scored right, an unanswerable one wi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from egodesk.eval.benchmark import BenchmarkError, BenchQuestion, _question, _rows
@@ -19,6 +20,7 @@ QUESTIONS = Path(__file__).resolve().parent / "questions.jsonl"
 class DayQuestion:
     bench: BenchQuestion
     accept: list[str | list[str]]
+    heard: list[str] = field(default_factory=list)
 
 
 def load_questions(path: Path = QUESTIONS) -> list[DayQuestion]:
@@ -40,8 +42,11 @@ def load_questions(path: Path = QUESTIONS) -> list[DayQuestion]:
             raise BenchmarkError(f"{where}: an unanswerable question has no accepted answers or evidence")
         if not question.unanswerable and not (accept and question.evidence):
             raise BenchmarkError(f"{where}: an answerable question needs accepted answers and evidence moments")
+        heard = row.get("heard") or []
+        if not isinstance(heard, list) or not all(isinstance(h, str) for h in heard):
+            raise BenchmarkError(f"{where}: heard must be a list of strings")
         seen.add(question.id)
-        out.append(DayQuestion(question, accept))
+        out.append(DayQuestion(question, accept, heard))
     return out
 
 

@@ -1,6 +1,8 @@
-"""The two-day test library (benchmarks/testday): its questions agree with its day plan, the answer judge
-reads answers fairly, the generated files are real, dated and reproducible; and (slow) the whole day
-through import -> memories -> ask holds its floors."""
+"""The two test days (benchmarks/testday): the clean day and the real day (normal speaking rates, rooms,
+phones, noise, poor pictures). Their questions agree with their plans, the answer judge reads answers
+fairly, the generated files are real, dated and reproducible, the realism is what it says (speaking
+rates, signal-to-noise ratios), the word error rate is counted right; and (slow) each whole day through
+import -> memories -> ask holds its floors."""
 
 from __future__ import annotations
 
@@ -11,9 +13,12 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from benchmarks.testday import hearing, realism
 from benchmarks.testday import make_day as day
+from benchmarks.testday import real_day as real
 from benchmarks.testday.judge import is_right, normalize
 from benchmarks.testday.questions import interleaved, load_questions
 from egodesk.core.timeutil import to_ts, utc_to_local_ts
@@ -25,22 +30,66 @@ REPO = Path(__file__).resolve().parents[2]
 CLASSES = {"where", "visual", "written", "said", "with", "after", "clock", "day", "count", "unanswerable"}
 
 
-def test_questions_cover_every_class_and_are_enough():
-    questions = load_questions()
+DAYS = pytest.mark.parametrize(
+    ("plan", "questions_file", "at_least"), [(day.DAY, day.QUESTIONS, 30), (real.REAL_DAY, real.QUESTIONS, 40)]
+)
+
+
+@DAYS
+def test_questions_cover_every_class_and_are_enough(plan, questions_file, at_least):
+    questions = load_questions(questions_file)
     categories = {q.bench.category for q in questions}
-    assert len(questions) >= 30
+    assert len(questions) >= at_least
     assert categories == CLASSES
     assert sum(q.bench.unanswerable for q in questions) >= 4
     assert all(q.bench.unanswerable == (q.bench.category == "unanswerable") for q in questions)
 
 
-def test_every_evidence_moment_lies_inside_its_recording_and_before_the_question():
-    spans = {r.name: (to_ts(r.start), to_ts(r.end)) for r in day.DAY}
-    for q in load_questions():
+@DAYS
+def test_every_evidence_moment_lies_inside_its_recording_and_before_the_question(plan, questions_file, at_least):
+    spans = {r.name: (to_ts(r.start), to_ts(r.end)) for r in plan}
+    for q in load_questions(questions_file):
         for moment in q.bench.evidence:
             start, end = spans[moment.source]
             assert start <= moment.start < moment.end <= end, (q.bench.id, moment)
             assert moment.end <= q.bench.asked_at, q.bench.id
+
+
+def test_the_real_day_is_spoken_and_filmed_as_life_is():
+    """People at their own rates (no slowed voices, no added gaps), through rooms, streets and phones,
+    over noise at 5-20 dB, sometimes over each other; pictures dark, blurred or half in view."""
+    scenes = [scene for recording in real.REAL_DAY for scene in recording.scenes]
+    voices = {voice for scene in scenes for _, voice, _ in scene.speech}
+    assert all(isinstance(v, day.Voice) and v.rate >= 175 and "-g" not in v.args() for v in voices)
+    assert {v.room for v in voices} == set(realism.ROOMS)
+    assert {s.noise for s in scenes} == set(realism.NOISES[1:]) and all(5 <= s.snr_db <= 20 for s in scenes)
+    assert {s.look for s in scenes} >= {real.DARK, real.BLURRED, real.HALF}
+    lines = day.script(real.REAL_DAY)
+    assert any(a.end > b.start for a, b in zip(lines, lines[1:]) if a.recording == b.recording), "no overlapping talk"
+    assert len({r.start.date() for r in real.REAL_DAY}) == 2 and len(real.REAL_DAY) >= 8
+
+
+def test_noise_is_mixed_at_the_asked_signal_to_noise_ratio():
+    rng = np.random.default_rng(0)
+    speech = np.zeros(day.RATE * 2, np.float32)
+    speech[: day.RATE] = 0.3 * np.sin(np.linspace(0, 2000, day.RATE))  # a second of "speech", a second of pause
+    for kind in ("office", "kitchen", "cafe"):
+        noise = realism.background(kind, len(speech), 1, rng.normal(0, 1, 5000), rng.normal(0, 1, 5000))
+        mixed = realism.mix_at_snr(noise, realism.speech_level(speech), 10)
+        snr = 20 * np.log10(realism.speech_level(speech) / np.sqrt(np.mean(mixed**2)))
+        assert snr == pytest.approx(10, abs=0.01), kind
+
+
+def test_word_errors_and_what_was_not_heard():
+    assert hearing.word_errors("the vet appointment is on thursday".split(), "the meta pointment is on thursday".split()) == 2
+    assert hearing.word_errors([], ["uh"]) == 1
+    line = day.Line("r", "Sam", "room", "kitchen", 12.0, 100.0, 104.0, "The vet appointment is on Thursday at four.")
+    heard = [
+        hearing.HeardWord(w, 100.0 + n * 0.5, 100.4 + n * 0.5, 0.9)
+        for n, w in enumerate("the meta pointment is on Thursday at 4".split())
+    ]
+    assert hearing.wer_by([line], heard)["all"]["all"].errors == 2  # "4" is "four": no error
+    assert hearing.unheard(["vet", "appointment", "thursday", "helmet"], [line], heard, [(99.0, 105.0)]) == ["vet", "appointment"]
 
 
 def test_interleaved_questions_cover_every_class_first():
