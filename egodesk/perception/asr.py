@@ -23,6 +23,11 @@ SAMPLE_RATE = 16_000  # what every Whisper model expects
 # openai-whisper: temperature fallback retries a window that decoded into a repetition loop. The stock schedule
 # (0.0 .. 1.0, six passes) can spend 10x real time on one bad window; three passes bound it.
 FALLBACK_TEMPERATURES = (0.0, 0.3, 0.6)
+# Whisper names a recording's language from its first 30 s of speech; in noise that is a guess: café
+# babble was taken for Welsh (p 0.55) and the whole recording written as Welsh nonsense, while English
+# speech in a kitchen was detected at p 0.58-0.64. A detection less sure than this that disagrees with
+# the language the library is usually heard in is overruled by it.
+LANGUAGE_TRUST = 0.8
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,23 @@ class TranscriptionError(RuntimeError):
 
 class Transcriber(Protocol):
     def transcribe(self, audio_path: Path, language: str | None = None) -> Transcript: ...
+
+
+def transcribe_as_usual(transcriber: Transcriber, audio_path: Path, usual: str | None) -> Transcript:
+    """`audio_path` transcribed in the language detected, unless that detection is unsure
+    (< LANGUAGE_TRUST) and differs from `usual` (the library's usual language): then in `usual`."""
+    transcript = transcriber.transcribe(audio_path)
+    doubtful = transcript.language not in (None, usual) and transcript.language_probability < LANGUAGE_TRUST
+    if usual and doubtful:
+        log.info(
+            "%s: heard as %s at p %.2f; transcribed in the library's %s",
+            audio_path.name,
+            transcript.language,
+            transcript.language_probability,
+            usual,
+        )
+        return transcriber.transcribe(audio_path, language=usual)
+    return transcript
 
 
 def _load_audio(audio_path: Path):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 
 from egodesk.core.faults import fault_point
 from egodesk.core.types import ClipSpan, Progress
@@ -23,6 +23,7 @@ from egodesk.media.keyframes import select_keyframes, write_thumbnail
 from egodesk.memory.schema import Caption, Clip, Footage, Keyframe, TranscriptSegment
 from egodesk.memory.speech import clip_holding, clip_speech
 from egodesk.memory.store import Store
+from egodesk.perception.asr import transcribe_as_usual
 from egodesk.pipeline.engines import Engines
 from egodesk.pipeline.jobs import finish
 
@@ -75,7 +76,7 @@ def run_asr(ctx: StageContext) -> None:
     segments = []
     language = ""
     if footage.has_audio and ctx.audio_path.exists():
-        transcript = ctx.engines.transcriber.transcribe(ctx.audio_path)
+        transcript = transcribe_as_usual(ctx.engines.transcriber, ctx.audio_path, usual_language(ctx.store, ctx.footage_id))
         language = transcript.language or ""
         for segment in transcript.segments:  # lazily decoded: a cancel lands between segments
             segments.append(segment)
@@ -104,6 +105,18 @@ def run_asr(ctx: StageContext) -> None:
         finish(session, ctx.footage_id, "asr", len(segments))
     if ctx.audio_path.exists():
         ctx.audio_path.unlink()  # the transcript is stored; the WAV was only its input
+
+
+def usual_language(store: Store, except_footage: int) -> str | None:
+    """The language most of the library's other transcript segments were heard in (None before any)."""
+    with store.session() as session:
+        return session.scalars(
+            select(TranscriptSegment.language)
+            .where(TranscriptSegment.footage_id != except_footage, TranscriptSegment.language != "")
+            .group_by(TranscriptSegment.language)
+            .order_by(func.count().desc(), TranscriptSegment.language)
+            .limit(1)
+        ).first()
 
 
 def run_keyframes(ctx: StageContext) -> None:

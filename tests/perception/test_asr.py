@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import time
 import wave
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -88,3 +89,35 @@ def test_openai_whisper_engine_never_takes_a_model_name(monkeypatch, tmp_path):
     monkeypatch.setattr(asr.importlib.util, "find_spec", lambda name: object())  # pretend it is installed
     with pytest.raises(TranscriptionError, match="openai-whisper/base.pt"):
         make_transcriber(Settings(asr_engine="openai-whisper"), tmp_path)
+
+
+class _Detecting:
+    """Says the language and its probability a noisy recording's detection gave; transcribes as asked."""
+
+    def __init__(self, detected: str, probability: float):
+        self.detected, self.probability, self.asked = detected, probability, []
+
+    def transcribe(self, audio_path, language=None):
+        self.asked.append(language)
+        heard = language or self.detected
+        return asr.Transcript(heard, (), 1.0, "double", 1.0 if language else self.probability)
+
+
+@pytest.mark.parametrize(
+    ("detected", "probability", "usual", "asked", "language"),
+    [
+        ("cy", 0.55, "en", [None, "en"], "en"),  # café babble taken for Welsh: the library's English
+        ("de", 0.95, "en", [None], "de"),  # a sure detection of another language is kept
+        ("cy", 0.55, None, [None], "cy"),  # the library's first recording: nothing to overrule with
+        ("en", 0.58, "en", [None], "en"),  # unsure but the usual language: one pass
+    ],
+)
+def test_an_unsure_language_detection_is_overruled_by_the_librarys_usual_language(detected, probability, usual, asked, language):
+    transcriber = _Detecting(detected, probability)
+    assert asr.transcribe_as_usual(transcriber, Path("x.wav"), usual).language == language
+    assert transcriber.asked == asked
+
+
+def test_a_sure_detection_keeps_its_language_with_the_real_model(base):
+    transcript = asr.transcribe_as_usual(base, JFK_AUDIO, "de")
+    assert transcript.language == "en" and transcript.language_probability >= asr.LANGUAGE_TRUST
