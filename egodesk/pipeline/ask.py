@@ -21,10 +21,12 @@ from datetime import datetime
 
 from sqlalchemy import and_, or_, select
 
+from egodesk.core.soundalike import find_alike, heard_forms
 from egodesk.core.timeutil import day_label, from_ts, now_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.core.words import STOPWORDS, cue_words, lemma
 from egodesk.memory.schema import Clip, Footage, Keyframe
+from egodesk.perception.label_kinds import names_kind
 from egodesk.perception.llm import TextSink
 from egodesk.reasoning.answerer import answer_question, prompt_head, read_answer_ahead
 from egodesk.reasoning.facts import attach_facts
@@ -71,19 +73,46 @@ def _english(question: str) -> bool:
 
 
 def unmentioned(analysis: QuestionAnalysis, evidence: list[Evidence]) -> list[str]:
-    """The question's things and names when none of them is in any moment found; empty when one is,
-    or when the question has none to look for. Its actions are not looked for, because an action is
-    asked in general words the moments say in specific ones ("what did I cook?" of "I fry onions"), and
-    a question that names a time is left to the model ("what did I do this morning?"), and so is one
-    not asked in English (the word lists' language): "Wo habe ich meine Schlüssel gelassen?" matches
-    "keys" only in the embedder and the model."""
+    """The question's things and names when nothing found mentions any of them and the question's other
+    words are mostly not there either: what it asks about is truly absent. Empty when it is near
+    (then the model reads what was found).
+
+    Mentioned counts what was heard alike (`core.soundalike`): a recogniser writes "Mogor Cycle" for
+    "motorcycle" and "pointment" for "appointment", and the question is asked in the words said; and
+    what the tagger named by its kind ('moped' of a motorbike: `perception.label_kinds`). Near
+    counts the rest of the question: "the printed page I read before bed" found as "reading the printed
+    page before mad" holds three of its four words. Its actions are not looked for as things, because an
+    action is asked in general words the moments say in specific ones ("what did I cook?" of "I fry
+    onions"), and a question that names a time is left to the model ("what did I do this morning?"),
+    and so is one not asked in English (the word lists' language): "Wo habe ich meine Schlüssel
+    gelassen?" matches "keys" only in the embedder and the model."""
     if analysis.window is not None or not _english(analysis.text):
         return []
     cues = asked_about(analysis)
     if not cues:
         return []
-    found = cue_words(" ".join(f"{ev.source} {ev.text}" for ev in evidence))
-    return [] if found.intersection(cues) else cues
+    heard = _Heard(evidence)
+    if any(heard.mentions(cue) for cue in cues):
+        return []
+    others = [w for w in cue_words(analysis.text) - set(cues) - STOPWORDS - _GENERIC_CUES if len(w) > 1]
+    if others and 2 * sum(heard.mentions(w) for w in others) > len(others):
+        return []
+    return cues
+
+
+class _Heard:
+    """The words of what was found, as written (lemmas), as a recogniser may have split or misheard them
+    (`soundalike.heard_forms`) and as the tagger names their kind ('moped' for a motorbike:
+    `label_kinds`), for telling whether a word of the question is there."""
+
+    def __init__(self, evidence: list[Evidence]):
+        texts = [f"{ev.source} {ev.text}".lower() for ev in evidence]
+        self.text = "\n".join(texts)
+        self.lemmas = cue_words(self.text)
+        self.forms = list(dict.fromkeys(f for text in texts for f in heard_forms(re.findall(r"[a-z]+", text))))
+
+    def mentions(self, word: str) -> bool:
+        return word in self.lemmas or find_alike(word, self.forms) is not None or names_kind(word, self.text) is not None
 
 
 def asked_about(analysis: QuestionAnalysis) -> list[str]:
@@ -165,13 +194,13 @@ def answer(
 ) -> Answer:
     """Answer from what was found; a question whose time window holds no footage is told so."""
     query = found.query
-    if (settled := _without_model(memory, found, question, options)) is not None:
+    if (settled := without_model(memory, found, question, options)) is not None:
         out = settled
     else:
         given = _answerer_input(memory, found, options)
         out = answer_question(llm, **given, on_text=on_text)
         out.evidence = people_order(out, given["evidence"])
-        if query.analysis.asks_when and not out.abstained and not options:
+        if query.analysis.asks_when and not query.analysis.asks_stated_time and not out.abstained and not options:
             out.text = with_when(out, asked_about(query.analysis))
     out.question = question
     if found.question != " ".join(question.split()):
@@ -198,7 +227,7 @@ def _answerer_input(memory: Memory, found: Retrieval, options: list[str] | None)
     }
 
 
-def _without_model(memory: Memory, found: Retrieval, question: str, options: list[str] | None) -> Answer | None:
+def without_model(memory: Memory, found: Retrieval, question: str, options: list[str] | None) -> Answer | None:
     """The abstention, when the model is not to be asked: the question's time window holds no footage,
     or nothing found mentions the things it asks about."""
     query = found.query
@@ -262,7 +291,7 @@ def prepare(
     found = retrieve(memory, draft, options, asked_at, strategy, k, count_tokens=llm.count_tokens)
     if should_stop is not None and should_stop():
         return None
-    if _without_model(memory, found, draft, options) is None:  # else it is answered without the model
+    if without_model(memory, found, draft, options) is None:  # else it is answered without the model
         read_answer_ahead(llm, **_answerer_input(memory, found, options), should_stop=should_stop)
     return found.query.asked_at
 

@@ -27,9 +27,9 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from functools import cache
 
+from egodesk.core.soundalike import find_alike
 from egodesk.core.timeutil import day_label, from_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.perception.llm import LLMError, TextSink, chat_json
@@ -50,8 +50,6 @@ REPEAT_OVERLAP = 0.8  # a line whose words are this much another chosen line's, 
 WORD = re.compile(r"\w+")
 TEMPLATE_TOKENS = 12  # the chat template's role markers around the two messages
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-MIN_SPELLED = 5  # shorter words are not matched by spelling: "cat" is not "car"
-SPELLING_RATIO = 0.8  # lasagna / lasagne 0.86, colour / color 0.91; garden / garage 0.67, shelf / sheet 0.6 fall short
 QUESTION_CHARS = 1000  # a pasted essay of a question must still leave the context to the evidence
 OPTION_CHARS = 200
 MAX_TOKENS = 200
@@ -536,21 +534,12 @@ def _not_content() -> frozenset[str]:
 
 def _held(text: str, shown: list[Evidence]) -> bool:
     """Whether an open answer rests on the lines shown: at least one of its content words (stemmed) is
-    in one of them. A small model otherwise answers from its own idea of the place or thing ("Where did
-    I park my car?" -> "front yard", with no car, park or yard anywhere in the evidence)."""
+    in one of them, or one spelled or sounding alike (`core.soundalike`: the answer spells right what
+    the sign or the transcript spelled otherwise, "lasagna" of 'LASAGNE'). A small model otherwise
+    answers from its own idea of the place or thing ("Where did I park my car?" -> "front yard", with no
+    car, park or yard anywhere in the evidence)."""
     words = [w for w in tokenize([text])[0] if not w.isdigit() and w not in _not_content()]
     if not words:
         return True
     have = set(tokenize([" ".join(f"{ev.source} {ev.text} {ev.facts}" for ev in shown)])[0])
-    return any(_spelled_like(w, have) for w in words)
-
-
-def _spelled_like(word: str, have: set[str]) -> bool:
-    """`word` is in `have`, or a long word is spelled within a letter or two of one there: the answer
-    spells right what the sign or the transcript spelled otherwise ("lasagna" from 'LASAGNE' on screen
-    was withdrawn as held by no line)."""
-    if word in have:
-        return True
-    return len(word) >= MIN_SPELLED and any(
-        h[:2] == word[:2] and SequenceMatcher(None, word, h).ratio() >= SPELLING_RATIO for h in have if len(h) >= MIN_SPELLED
-    )
+    return any(find_alike(w, have) is not None for w in words)

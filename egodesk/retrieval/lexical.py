@@ -3,7 +3,10 @@
 One index per unit family ("subchunk", the parents, an atomic view...), built from the catalog
 snapshot on first use and kept until the snapshot changes. Words are lower-cased, English stop words
 dropped and reduced by the same light lemmatiser the question analysis uses, so "took" in a question
-meets "take" in a narration.
+meets "take" in a narration. A question's word that no unit holds also searches the words that sound or
+are spelled alike (`core.soundalike`), and every question word the words of its kind the tagger uses
+(`perception.label_kinds`: 'moped' for "motorbike"), at half weight: the recogniser wrote "pointment"
+for "appointment" and "Decklan" for "Declan".
 
 Building costs about 1.5 s of CPU per 50k units, which a library's first question would pay on every
 start, so each index is also saved in the library's index folder under its family and snapshot and
@@ -22,10 +25,14 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
+from egodesk.core.soundalike import alike
 from egodesk.core.words import lemma
+from egodesk.perception.label_kinds import same_kind
 from egodesk.retrieval.catalog import Catalog
 
 log = logging.getLogger(__name__)
+
+ALIKE_WEIGHT = 0.5  # a word heard alike is weaker evidence than the word itself
 
 
 def _stem(words: list[str]) -> list[str]:
@@ -42,6 +49,7 @@ class LexicalIndex:
     def __init__(self, catalog: Catalog, rows: np.ndarray, saved: Path | None = None):
         self.rows = rows
         self._bm25: bm25s.BM25 | None = None
+        self._alike_cache: dict[tuple[str, bool], list[str]] = {}
         if not len(rows):
             return
         if saved is not None and saved.is_dir():
@@ -68,14 +76,30 @@ class LexicalIndex:
             log.info("the lexical index %s was not saved: %s", folder.name, exc)
 
     def scores(self, query: str) -> np.ndarray:
-        """BM25 score of every row of this index for `query` (zeros when nothing matches)."""
+        """BM25 score of every row of this index for `query` (zeros when nothing matches); a query word
+        the index lacks scores through the indexed words alike it, at ALIKE_WEIGHT."""
         if self._bm25 is None:
             return np.zeros(0, dtype=np.float32)
         vocab = self._bm25.vocab_dict
-        words = [w for w in tokenize([query])[0] if w in vocab]
-        if not words:
-            return np.zeros(len(self.rows), dtype=np.float32)
-        return np.asarray(self._bm25.get_scores(words), dtype=np.float32)
+        asked = tokenize([query])[0]
+        words = [w for w in asked if w in vocab]
+        similar = [v for w in dict.fromkeys(asked) for v in self._alike(w, w in vocab)]
+        scores = np.zeros(len(self.rows), dtype=np.float32)
+        if words:
+            scores += np.asarray(self._bm25.get_scores(words), dtype=np.float32)
+        if similar:
+            scores += ALIKE_WEIGHT * np.asarray(self._bm25.get_scores(similar), dtype=np.float32)
+        return scores
+
+    def _alike(self, word: str, indexed: bool) -> list[str]:
+        """The indexed words of `word`'s kind, and when it is not `indexed` itself those heard alike
+        (kept per word: a library's questions repeat their words)."""
+        if (word, indexed) not in self._alike_cache:
+            vocab = self._bm25.vocab_dict
+            kind = [m for m in same_kind(word) if m != word and m in vocab]
+            heard = [] if indexed else [v for v in vocab if alike(word, v) and v not in kind]
+            self._alike_cache[(word, indexed)] = kind + heard
+        return self._alike_cache[(word, indexed)]
 
     def search(
         self, query: str, k: int, allowed: np.ndarray | None = None, tiebreak: np.ndarray | None = None

@@ -35,6 +35,9 @@ class QuestionAnalysis:
     habit: bool = False  # "usually", "how often": evidence spread over time, not one moment
     recency: bool = False  # "recently", "lately"
     asks_when: bool = False
+    # "When is the appointment?", "What time does the train leave?": a time someone said or wrote, not
+    # the time of a recorded moment ("When did I see a cat?"); the answer is what was said or written.
+    asks_stated_time: bool = False
     window: TimeWindow | None = None
     # A span of a month or more that ends before the library's first footage ("last year", "four years
     # ago"): nothing was recorded then, so the question asks about a time talked of later, and every
@@ -73,6 +76,13 @@ _BEFORE = re.compile(r"\b(?:(?:right|just|immediately|shortly)\s+)?before\b|\bpr
 _MEAL_RELATION = re.compile(r"\b(?:right|just|immediately|shortly)\s+(after|before)\s+(breakfast|lunch|dinner|supper)\b")
 _SCAFFOLD = re.compile(
     r"^\s*(?:when|what|where|who|which|how|why)\b(?:\s+(?:was|were|did|do|does|is|are|have|had|has))?(?:\s+(?:i|we))?\s*", re.I
+)
+# A when-question in the present or future about something other than the wearer's own doing asks for a
+# time that was said or written; "when do I usually ..." (a habit) and "when is the last time I ..." (an
+# order) still ask about the recorded moments.
+_STATED_TIME = re.compile(
+    r"^\s*(?:by\s+)?(?:when|what\s+time|what\s+day|at\s+what\s+time)\s+"
+    r"(?:(?:is|are|will|'s|should|must|shall|does)\b|do\s+(?!i\b|we\b))"
 )
 _DID_THIS = re.compile(r"\b(?:i|we)\s+did\s+(?:this|that)\s*:?\s*", re.I)
 
@@ -122,6 +132,7 @@ def analyze(question: str, asked_at: float | None = None, days: Sequence[tuple[f
         out.order = "first"
     out.habit = bool(f.search(_HABIT))
     out.recency = bool(f.search(_RECENCY))
+    out.asks_stated_time = bool(_STATED_TIME.match(f.text)) and not (out.order or out.habit)
     relation = None
     for name, pattern in (("after", _AFTER), ("before", _BEFORE)):
         if m := f.search(pattern):

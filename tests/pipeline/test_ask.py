@@ -9,9 +9,10 @@ from egodesk.core.timeutil import from_ts, to_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.eval.benchmark import BenchQuestion
 from egodesk.eval.runner import run_questions
-from egodesk.pipeline.ask import ask, check_question, describe, people_order, prepare, retrieve, with_when
+from egodesk.pipeline.ask import ask, check_question, describe, people_order, prepare, retrieve, unmentioned, with_when
 from egodesk.reasoning.answerer import MAX_TOKENS
 from egodesk.retrieval.base import Memory
+from egodesk.retrieval.question import analyze
 from egodesk.retrieval.timewindow import TimeWindow
 from tests.reasoning.test_answerer import ScriptedLLM, StreamingLLM
 from tests.retrieval.conftest import DAY1, DAY2, built, ts  # noqa: F401  (a fixture)
@@ -293,3 +294,48 @@ def test_a_question_asked_again_a_moment_later_is_asked_at_the_time_it_was_first
     assert asked[0] == asked[1] == read[1] and read[0] is None  # "Where are" was read as typed now
     assert asked[2] > asked[0] and asked[3] > asked[2]
     library.close()
+
+
+def _heard(*texts: str) -> list[Evidence]:
+    return [Evidence(n, 1, "20261130_074000", 0.0, 1.0, text, 1.0, rank=n) for n, text in enumerate(texts, start=1)]
+
+
+@pytest.mark.parametrize(
+    ("question", "found"),
+    [
+        ("Whose motorcycle did I borrow?", "I hear: Tom and me is Mogor Cycle for the weekend."),  # split, misheard
+        ("When is the vet appointment?", "I hear: Remember, the meta pointment is on Thursday at 4."),
+        ("What was the printed page I read before bed about?", "I hear: Reading the old printed page before mad."),
+    ],
+)
+def test_a_thing_heard_otherwise_or_a_question_found_nearly_whole_goes_to_the_model(question, found):
+    """The question is asked in the words said; the transcript has what the recogniser heard."""
+    assert unmentioned(analyze(question), _heard("I see a kitchen.", found)) == []
+
+
+@pytest.mark.parametrize(
+    ("question", "missing"),
+    [
+        ("Where did I leave my bicycle?", ["bicycle"]),  # the motorcycle is not it
+        ("What was the name of the horse I saw?", ["name", "horse"]),
+        ("What did the dentist say about my teeth?", ["dentist", "teeth"]),
+    ],
+)
+def test_what_is_truly_absent_is_still_refused_without_the_model(question, missing):
+    found = _heard("I hear: Tom's motorcycle is parked outside the bakery.", "I see a house with a red door.")
+    assert unmentioned(analyze(question), found) == missing
+
+
+def test_a_stated_time_answer_is_what_was_said_not_the_moments_time(memory):
+    llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "Melanie said when.", "answer": "At 4 pm"})
+    answer = ask(memory, llm, "When is the charity race?", asked_at=ts(DAY2, 3600), k=3, strategy="hybrid")
+    assert answer.text == "At 4 pm"  # not "At 4 pm, on <the chat's day> at <its time>"
+    llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "I took the paper then.", "answer": "When I took the paper"})
+    answer = ask(memory, llm, "When did I take the paper?", asked_at=ts(DAY2, 3600), k=3, strategy="hybrid")
+    assert answer.text.startswith("When I took the paper, on ")  # a moment's when keeps its day and time
+
+
+def test_a_thing_the_tagger_named_by_its_kind_goes_to_the_model():
+    found = _heard("I see a moped, motor scooter.", "I hear: Ride carefully.")
+    assert unmentioned(analyze("When did I see a motorbike?"), found) == []
+    assert unmentioned(analyze("When did I see a bicycle?"), found) == ["bicycle"]

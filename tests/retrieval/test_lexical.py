@@ -61,3 +61,12 @@ def test_forget_deletes_the_saved_indices(library, tmp_path):
     forget(store, indices, LibraryPaths.at(tmp_path / "lib"), int(memory.catalog().footage[0]))
     assert not indices.lexical_dir.exists()
     assert len(open_memory().lexical([CHILD_KIND]).rows) < len(memory.lexical([CHILD_KIND]).rows)  # built anew
+
+
+def test_a_word_no_unit_holds_finds_the_words_spelled_or_sounding_alike_at_half_weight(library):
+    """A question asks in the words said; the transcript holds what the recogniser wrote for them."""
+    index = library[2]().lexical([CHILD_KIND])
+    said, heard = index.scores("kilometres"), index.scores("kilometers")  # the line says "kilometres"
+    assert said.max() > 0 and int(np.argmax(heard)) == int(np.argmax(said))
+    assert heard.max() == pytest.approx(0.5 * said.max())
+    assert not index.scores("kilobytes").any()  # not alike: nothing found

@@ -206,3 +206,21 @@ def test_right_after_a_meal_is_a_window_from_the_meal_and_an_event_to_follow():
     assert (a.relation, a.anchor, a.immediate) == ("after", "breakfast", True)
     assert window("What did I do right after breakfast yesterday?") == (datetime(2024, 3, 13, 6), datetime(2024, 3, 14))
     assert analyze("What did I do after breakfast yesterday?", NOW).relation is None  # the window alone
+
+
+@pytest.mark.parametrize(
+    ("question", "stated"),
+    [
+        ("When is the vet appointment?", True),
+        ("What time does the Dublin train leave?", True),
+        ("When does the gallery close, according to its sign?", True),
+        ("When will Tom come back?", True),
+        ("When did I see a cat?", False),
+        ("When was I at the museum?", False),
+        ("When do I usually wake up?", False),  # a habit of the recorded days
+        ("When is the last time I saw Tom?", False),  # a recorded moment
+    ],
+)
+def test_a_said_or_written_time_is_told_from_the_time_of_a_recorded_moment(question, stated):
+    a = analyze(question, NOW)
+    assert a.asks_when and a.asks_stated_time is stated
