@@ -3,7 +3,8 @@ wrote for it ("motorcycle" heard as "Mogor Cycle", "appointment" as "pointment",
 
 Three tests, each cheap and deterministic, any of which makes two words alike:
 - the same sound key (`sound_key`: a Metaphone-style code, voiced and voiceless consonants merged, as
-  a recogniser confuses them), for words whose keys hold at least three sounds;
+  a recogniser confuses them), for words whose keys hold at least four sounds (three-sound keys collide
+  across unrelated words: "park" and "brake" are both PRK);
 - a small edit distance against the longer word (`spelled_alike`), for words of six letters or more
   ("horse" and "house" are one edit apart and different words);
 - one word the other's ending or start, covering most of it ("pointment" in "appointment").
@@ -19,7 +20,7 @@ import functools
 import re
 from collections.abc import Iterable, Sequence
 
-MIN_KEY = 3  # sounds a key needs to be compared: shorter keys collide across unrelated words
+MIN_KEY = 4  # sounds a key needs to be compared: shorter keys collide across unrelated words
 MIN_SPELLED = 5  # letters both words need for the edit-distance and part tests
 MIN_EDITED = 6  # letters the longer word needs for the edit-distance test
 SPELLED_SIMILARITY = 0.8  # 1 - edits / letters of the longer word

@@ -32,7 +32,15 @@ def test_misheard_forms_are_alike(said, heard):
 
 @pytest.mark.parametrize(
     ("one", "other"),
-    [("bed", "mad"), ("bicycle", "motorcycle"), ("shelf", "self"), ("dentist", "tennis"), ("horse", "house"), ("car", "card")],
+    [
+        ("bed", "mad"),
+        ("bicycle", "motorcycle"),
+        ("shelf", "self"),
+        ("dentist", "tennis"),
+        ("horse", "house"),
+        ("car", "card"),
+        ("park", "brake"),  # both PRK: three sounds are too few to tell words apart
+    ],
 )
 def test_different_words_are_not_alike(one, other):
     assert not alike(one, other)
