@@ -360,7 +360,8 @@ def main(argv: list[str] | None = None) -> int:
         write_report(path, {**report, "ask": ask_report(results)})
 
     try:
-        report["hearing"], unheard = hearing_report(library, plan, questions, log=say)
+        report["hearing"], report["unheard"] = hearing_report(library, plan, questions, log=say)
+        unheard = report["unheard"]
         say("\nretrieval alone, k=12: Hit@1, Hit@5 and Hit@5 per category")
         report["retrieval"] = retrieval_runs(library, questions, args.strategies.split(","), log=say)
         say(strategy_matrix(report["retrieval"]))

@@ -208,10 +208,11 @@ def resumable_results(report: Path, run: dict) -> dict[str, QuestionResult]:
 
 
 def format_value(metric: str, value) -> str:
-    """A summary figure as printed: milliseconds and tokens whole, scores and shares to 3 places."""
+    """A summary figure as printed: counts, milliseconds and tokens whole, scores and shares to 3 places."""
     if value is None:
         return "-"
-    return f"{value:.0f}" if metric.endswith("_ms") or metric == "tokens" else f"{value:.3f}"
+    whole = isinstance(value, int) or metric.endswith("_ms") or metric == "tokens"
+    return f"{value:.0f}" if whole else f"{value:.3f}"
 
 
 def report_table(data: dict) -> str:
