@@ -49,7 +49,7 @@ class LexicalIndex:
     def __init__(self, catalog: Catalog, rows: np.ndarray, saved: Path | None = None):
         self.rows = rows
         self._bm25: bm25s.BM25 | None = None
-        self._alike_cache: dict[tuple[str, bool], list[str]] = {}
+        self._alike_cache: dict[str, list[str]] = {}
         if not len(rows):
             return
         if saved is not None and saved.is_dir():
@@ -77,13 +77,14 @@ class LexicalIndex:
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every row of this index for `query` (zeros when nothing matches); a query word
-        the index lacks scores through the indexed words alike it, at ALIKE_WEIGHT."""
+        the index lacks scores through the indexed words alike it, and every query word through the
+        indexed words of its kind, at ALIKE_WEIGHT."""
         if self._bm25 is None:
             return np.zeros(0, dtype=np.float32)
         vocab = self._bm25.vocab_dict
         asked = tokenize([query])[0]
         words = [w for w in asked if w in vocab]
-        similar = [v for w in dict.fromkeys(asked) for v in self._alike(w, w in vocab)]
+        similar = [v for w in dict.fromkeys(asked) for v in self._alike(w)]
         scores = np.zeros(len(self.rows), dtype=np.float32)
         if words:
             scores += np.asarray(self._bm25.get_scores(words), dtype=np.float32)
@@ -91,15 +92,15 @@ class LexicalIndex:
             scores += ALIKE_WEIGHT * np.asarray(self._bm25.get_scores(similar), dtype=np.float32)
         return scores
 
-    def _alike(self, word: str, indexed: bool) -> list[str]:
-        """The indexed words of `word`'s kind, and when it is not `indexed` itself those heard alike
+    def _alike(self, word: str) -> list[str]:
+        """The indexed words of `word`'s kind, and when the index lacks `word` itself those heard alike
         (kept per word: a library's questions repeat their words)."""
-        if (word, indexed) not in self._alike_cache:
+        if word not in self._alike_cache:
             vocab = self._bm25.vocab_dict
             kind = [m for m in same_kind(word) if m != word and m in vocab]
-            heard = [] if indexed else [v for v in vocab if alike(word, v) and v not in kind]
-            self._alike_cache[(word, indexed)] = kind + heard
-        return self._alike_cache[(word, indexed)]
+            heard = [] if word in vocab else [v for v in vocab if alike(word, v) and v not in kind]
+            self._alike_cache[word] = kind + heard
+        return self._alike_cache[word]
 
     def search(
         self, query: str, k: int, allowed: np.ndarray | None = None, tiebreak: np.ndarray | None = None
