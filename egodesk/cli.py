@@ -82,11 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true")
     doctor.set_defaults(func=_cmd_doctor)
 
-    from egodesk.commands import ask, ingest, memory
+    from egodesk.commands import ask, ingest, memory, search
 
     ingest.register(sub)
     memory.register(sub)
     ask.register(sub)
+    search.register(sub)
     return parser
 
 

@@ -1,7 +1,8 @@
 """Schema versions. The database's `PRAGMA user_version` says which migrations have run; each one runs
 in its own transaction, so an interrupted upgrade resumes cleanly. Version 1 creates every table of
 `schema` and `record_tables`; version 2 adds the record tables to a database made before they existed (on a
-new one it finds them there and does nothing)."""
+new one it finds them there and does nothing); version 3 adds the search-as-you-type index
+(`textsearch`) and fills it from what is stored."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections.abc import Callable
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
-from egodesk.memory import record_tables
+from egodesk.memory import record_tables, textsearch
 from egodesk.memory.schema import Base
 
 
@@ -18,7 +19,7 @@ def _v1_create(conn: Connection) -> None:
     Base.metadata.create_all(conn)
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_v1_create, record_tables.create_tables]
+MIGRATIONS: list[Callable[[Connection], None]] = [_v1_create, record_tables.create_tables, textsearch.create_text_search]
 
 
 def current_version(conn: Connection) -> int:

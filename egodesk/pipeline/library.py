@@ -26,6 +26,7 @@ from egodesk.pipeline.engines import Engines
 from egodesk.pipeline.ingest import PIPELINE_STAGES, AddReport, add_paths
 from egodesk.pipeline.jobs import is_searchable
 from egodesk.pipeline.runner import run, worker_lock
+from egodesk.retrieval.search import SearchResult, TextSearch
 
 
 @dataclass
@@ -277,6 +278,18 @@ class Library:
             for j, title in rows
         ]
         return sorted(out, key=lambda r: (r["footage_id"], order.get(r["stage"], 99)))
+
+    # --- search -------------------------------------------------------------------------------
+    @cached_property
+    def _text_search(self) -> TextSearch:
+        """Kept for the vocabulary it reads once and refreshes as imports add words."""
+        return TextSearch(self.store)
+
+    def search(self, text: str, limit: int = 200) -> SearchResult:
+        """Words and phrases in everything said, shown, tagged, described and remembered
+        (`retrieval.search`: quoted phrases exact, other words also heard alike), grouped by footage and
+        time, each hit with its matching words marked; footage still indexing shows what it holds so far."""
+        return self._text_search.search(text, limit)
 
     # --- memory -------------------------------------------------------------------------------
     def forget(self, footage_id: int, start: float | None = None, end: float | None = None):
