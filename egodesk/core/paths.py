@@ -2,10 +2,11 @@
 
 A *library* is one folder holding the database, thumbnails, index files, logs, settings and the user's
 own models. Which folder: `EGODESK_HOME` (or `--library DIR`) if set, else the data folder the user chose
-in Settings (remembered in a one-line file in the per-user config folder, since the library's own
-settings live inside the library), else the platform's user data folder. Every other folder follows it. The bundled default models belong to the
-installation, not to a library: they live under the Python environment's prefix, or in the installed app's
-own folder (`EGODESK_MODELS` overrides), so a scratch library still finds them.
+in Settings or last opened from File > Open Recent (remembered in a one-line file in the per-user config
+folder, since the library's own settings live inside the library), else the platform's user data folder.
+Every other folder follows it. The bundled default models belong to the installation, not to a library:
+they live under the Python environment's prefix, or in the installed app's own folder (`EGODESK_MODELS`
+overrides), so a scratch library still finds them.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ APP_NAME = "egodesk"
 HOME_ENV = "EGODESK_HOME"
 MODELS_ENV = "EGODESK_MODELS"
 DATA_FOLDER_FILE = "data-folder"
+APP_STATE_FILE = "state.json"
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,11 @@ class LibraryPaths:
         home = os.environ.get(HOME_ENV) or chosen_data_folder()
         if home:
             return cls.at(home)
+        return cls.platform()
+
+    @classmethod
+    def platform(cls) -> LibraryPaths:
+        """The platform's folders: the library of a user who never chose one."""
         return cls(
             root=platformdirs.user_data_path(APP_NAME),
             cache=platformdirs.user_cache_path(APP_NAME),
@@ -83,8 +90,13 @@ def data_folder_file() -> Path:
     return platformdirs.user_config_path(APP_NAME) / DATA_FOLDER_FILE
 
 
+def app_state_file() -> Path:
+    """What the app remembers between runs (recent libraries, where each was left: `core.appstate`)."""
+    return platformdirs.user_config_path(APP_NAME) / APP_STATE_FILE
+
+
 def chosen_data_folder() -> Path | None:
-    """The data folder chosen in Settings, if any."""
+    """The data folder chosen in Settings or opened from File > Open Recent, if any."""
     try:
         text = data_folder_file().read_text(encoding="utf-8").strip()
     except (FileNotFoundError, NotADirectoryError):

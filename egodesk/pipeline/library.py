@@ -111,8 +111,13 @@ class _PromptTime:
 
 
 class Library:
-    def __init__(self, root: str | os.PathLike | None = None):
-        self.paths = (LibraryPaths.at(root) if root else LibraryPaths.default()).ensure()
+    def __init__(self, root: str | os.PathLike | LibraryPaths | None = None):
+        """Open the library in the folder `root` (or with those `LibraryPaths`), else the default one."""
+        if isinstance(root, LibraryPaths):
+            paths = root
+        else:
+            paths = LibraryPaths.at(root) if root else LibraryPaths.default()
+        self.paths = paths.ensure()
         self.settings = Settings.load(self.paths.settings_file)
         self.store = Store(self.paths.database)
         # (question, options) -> the time its last prompt says it was asked
