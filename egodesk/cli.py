@@ -1,4 +1,5 @@
-"""The `egodesk` command: with no arguments it opens the app; subcommands work without a window.
+"""The `egodesk` command: with no subcommand it opens the app (on the files given, if any); subcommands
+work without a window.
 
 This module only parses arguments, calls the layer that does the work, and prints. Each long command
 shows progress on stderr; `--json` variants print machine-readable output on stdout.
@@ -68,7 +69,11 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="egodesk", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="egodesk",
+        description=__doc__.splitlines()[0],
+        epilog="egodesk [--library DIR] FILE... opens the app, imports the files into the library and shows the first.",
+    )
     parser.add_argument("--version", action="version", version=f"egodesk {__version__}")
     parser.add_argument("--library", metavar="DIR", help="library folder (default: $EGODESK_HOME or the user data folder)")
     sub = parser.add_subparsers(dest="command")
@@ -91,8 +96,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def split_files(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[list[str], list[str]]:
+    """`egodesk [--library DIR] FILE...` opens the app and imports and shows the files (the desktop entry
+    passes the video it was opened with): the options, and the files from the first word that is neither
+    an option nor a subcommand. A subcommand wins over a file of its name (`./import` is the file)."""
+    commands = {name for action in parser._actions if isinstance(action, argparse._SubParsersAction) for name in action.choices}
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i] == "--library" else 1
+    if i < len(argv) and argv[i] not in commands:
+        return argv[:i], argv[i:]
+    return argv, []
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    options, files = split_files(parser, sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(options)
     if args.library:
         import os
 
@@ -100,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         from egodesk.gui.app import run_app
 
-        return run_app()
+        return run_app(files=files)
     try:
         return args.func(args)
     except Exception as exc:  # a full disk or a locked library is the user's to fix: say so, no traceback

@@ -82,33 +82,53 @@ def switch_library(window, root) -> None:
     window.deleteLater()
 
 
-def run_app(argv: list[str] | None = None) -> int:
+def start_window(files: list[str] | None = None):
+    """Open the window the app starts with: on the library `start_library` picks (saying why when it is
+    not the last one used), where that library was left, or showing the files given once imported into
+    it. None when the library cannot be opened (the user was told)."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from egodesk.core.appstate import start_library
+    from egodesk.core.logging_setup import setup_logging
+    from egodesk.core.settings import SettingsError
+    from egodesk.pipeline.library import Library
+
+    try:
+        paths, note = start_library()
+        library = Library(paths)
+    except (SettingsError, OSError) as exc:
+        QMessageBox.critical(None, "egodesk", f"The library cannot be opened:\n\n{exc}")
+        return None
+    setup_logging(library.paths)
+    log.info("egodesk GUI starting on library %s", library.paths.root)
+    window = open_window(library)
+    if note:
+        log.info("%s", note)
+        window.statusBar().showMessage(note, 30000)
+    if files:
+        window.open_files(files)
+    return window
+
+
+def run_app(argv: list[str] | None = None, files: list[str] | None = None) -> int:
+    """Run the app until its last window closes; `files` are imported and shown (`egodesk FILE...`)."""
     os.environ.setdefault("QT_API", "pyside6")
     os.environ.setdefault("QT_LOGGING_RULES", "qt.multimedia.ffmpeg*=false")  # no stream dumps on stderr
     import asyncio
 
     import qasync
-    from PySide6.QtWidgets import QApplication, QMessageBox
-
-    from egodesk.core.logging_setup import setup_logging
-    from egodesk.core.settings import SettingsError
-    from egodesk.pipeline.library import Library
+    from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(argv or sys.argv[:1])
     app.setApplicationName("egodesk")
     app.setOrganizationName("egodesk")
     apply_style(app)
-    try:
-        library = Library()
-    except (SettingsError, OSError) as exc:
-        QMessageBox.critical(None, "egodesk", f"The library cannot be opened:\n\n{exc}")
-        return 1
-    setup_logging(library.paths)
-    _qt_messages_to_log()
-    log.info("egodesk GUI starting on library %s", library.paths.root)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    open_window(library)
+    _qt_messages_to_log()
+    if start_window(files) is None:
+        loop.close()
+        return 1
     with loop:
         closed = asyncio.Event()
         app.aboutToQuit.connect(closed.set)

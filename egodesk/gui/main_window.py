@@ -1,7 +1,7 @@
 """The main window: library (left), player and timeline (centre), ask and memory (right), activity
 (bottom). It wires the views together, runs long work through the one task runner, reads the library
 off the GUI thread (`Reads`), and remembers its layout in the library folder (so each library keeps its
-own layout and question history)."""
+own layout and question history) and where it was left, for the next start (`Reopen`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMessageBox, QWidget
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMenu, QMessageBox, QWidget
 
 from egodesk import __version__
 from egodesk.core.paths import choose_data_folder
@@ -30,6 +30,7 @@ from egodesk.gui.library_panel import LibraryPanel
 from egodesk.gui.memory_browser import MemoryBrowser
 from egodesk.gui.model_manager import ModelManager
 from egodesk.gui.reads import Reads
+from egodesk.gui.reopen import RecentMenu, Reopen
 from egodesk.gui.selection import Selection
 from egodesk.gui.settings_dialog import SettingsDialog
 from egodesk.gui.tasks import Task, TaskRunner
@@ -77,6 +78,7 @@ class MainWindow(QMainWindow):
         self.activity_model = ActivityModel(self.footage_title, self)
         self.activity = ActivityView(self.activity_model, self)
         self.activity_views = [self.activity]
+        self.reopen = Reopen(Path(self.root), self.view, self.library_panel, self._show_note)
         self.docks = {
             "library": self._dock("Library", self.library_panel, Qt.DockWidgetArea.LeftDockWidgetArea),
             "ask": self._dock("Ask", self.ask_panel, Qt.DockWidgetArea.RightDockWidgetArea),
@@ -102,7 +104,7 @@ class MainWindow(QMainWindow):
         self.activity.cancel_requested.connect(self.cancel_import)
         self.activity.resume_requested.connect(self.resume_import)
         self._restore_layout()
-        self.refresh_library()
+        self.refresh_library(then=self.reopen.restore)
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -122,6 +124,8 @@ class MainWindow(QMainWindow):
             ("Import folder…", "folder", None, self.choose_folder),
             ("Import dialog…", "", QKeySequence("Ctrl+I"), self.open_import_dialog),
             None,
+            RecentMenu(Path(self.root), self.change_data_folder, self._show_note, self),
+            None,
             ("Settings…", "settings", QKeySequence.StandardKey.Preferences, self.open_settings),
             ("Models…", "models", None, self.open_models),
             None,
@@ -130,6 +134,9 @@ class MainWindow(QMainWindow):
         for entry in actions:
             if entry is None:
                 file_menu.addSeparator()
+                continue
+            if isinstance(entry, QMenu):
+                file_menu.addMenu(entry)
                 continue
             text, icon_name, key, slot = entry
             action = QAction(icon(icon_name) if icon_name else QIcon(), text, self)
@@ -243,6 +250,36 @@ class MainWindow(QMainWindow):
         self.import_task.finished.connect(self._import_finished)
         self._update_activity()
         return self.import_task
+
+    def open_files(self, paths: list[Path | str]) -> Task | None:
+        """Import the files the app was started with (a video the desktop opened it with, `egodesk FILE`)
+        and show the first as soon as its import registers it: it plays while its indexing goes on in
+        Activity. The import runs on its own, after the one running if any, so that the footage it
+        registers is these files'. Files given are shown instead of the place the window was left at."""
+        self.reopen.pending = False
+        if self.import_task is not None and self.import_task.running:
+            self.import_task.finished.connect(lambda: self.open_files(paths))
+            return self.import_task
+        task = self.import_paths(paths)
+        if task is not None:
+            task.partial.connect(self._show_registered)
+        return task
+
+    def _show_registered(self, report: AddReport) -> None:
+        footage = report.added + report.existing
+        if not footage:
+            reasons = "; ".join(f"{Path(p).name}: {why}" for p, why in report.errors) or "nothing to import in it"
+            self._show_note(f"Nothing to show: {reasons}.")
+            return
+        self.refresh_library(then=lambda: self._show_footage(footage[0]))
+
+    def _show_footage(self, footage_id: int) -> None:
+        if self.view.open_footage(footage_id):
+            self.library_panel.select(footage_id)
+
+    def _show_note(self, text: str) -> None:
+        """A message that needs reading (something asked for is not there): longer in the status bar."""
+        self.statusBar().showMessage(text, 15000)
 
     def _show_activity(self) -> None:
         dock = self.docks["activity"]
@@ -405,6 +442,7 @@ class MainWindow(QMainWindow):
         self.runner.cancel_all()  # end the workers without waiting on them
         self._refresh_timer.stop()
         self.reads.close()
+        self.reopen.record()  # before the player lets its file go
         self.player.retire()  # the engine's threads end now, not in a destructor holding the GIL
         self.save_layout()
         event.accept()

@@ -214,6 +214,13 @@ class Player(QWidget):
     def duration(self) -> float:
         return self.media.duration() / 1000.0
 
+    def shown_position(self) -> float | None:
+        """Where the picture is (s into the file): the start of the frame on screen, to which
+        `seek_moment` comes back exactly; while loading, the moment asked for; None when none is."""
+        if not self._loaded:
+            return self._pending_seek
+        return self.frame_time if self.frame_time is not None else self.position()
+
     def seek(self, seconds: float) -> None:
         """Go to `seconds`; a target outside the loop range ends the loop (the user went elsewhere)."""
         seconds = max(0.0, seconds)
