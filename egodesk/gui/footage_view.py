@@ -1,7 +1,8 @@
 """The centre of the window: the player over the timeline, kept in step with each other and with the
 memory browser. Knows which footage is open and maps between absolute time (timeline, evidence,
 memories) and seconds into the file (player). It follows the window's `Selection`: the moments on
-show are marked on the timeline, and the one picked plays in a loop. Its library reads (a footage's
+show are marked on the timeline, and the one picked plays in a loop. The search field's hits have their
+own lane (`mark_search`), and a picked hit plays from its start (`play_hit`). Its library reads (a footage's
 clips, the memories of the moment under the playhead) run off the GUI thread (`Reads`)."""
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class FootageView(QWidget):
         self.clips: list[Any] = []
         self._clip_starts: list[float] = []
         self._moment_asked: tuple[int, int] | None = None  # the clip whose memories are being read
+        self.search_hits: list[Any] = []
         self.player = Player(self)
         self.timeline_panel = TimelinePanel(self)
         self.timeline = self.timeline_panel.timeline
@@ -53,6 +55,7 @@ class FootageView(QWidget):
         self.timeline.seek_requested.connect(self.seek_to)
         self.memory.seek_requested.connect(self.seek_to)
         self.timeline.evidence_clicked.connect(selection.select)
+        self.timeline.search_clicked.connect(self.play_hit)
         selection.shown.connect(self._mark_evidence)
         selection.picked.connect(self._play_picked)
 
@@ -212,6 +215,29 @@ class FootageView(QWidget):
         self.timeline.set_loop((footage.start + offset, footage.start + offset + length))
         pad = max(5.0, length)
         self.timeline.show_range(footage.start + offset - pad, footage.start + offset + length + pad)
+        return True
+
+    # -- search hits -------------------------------------------------------------------------------
+
+    def mark_search(self, hits: list[Any]) -> None:
+        """The search field's hits (`retrieval.search.SearchHit`) on the timeline's Search lane."""
+        self.search_hits = hits
+        self.timeline.set_lane(
+            "Search",
+            [Span(h.start, max(h.end, h.start + 1.0), ", ".join(h.words), i, elide(h.text, 300)) for i, h in enumerate(hits)],
+        )
+
+    def play_hit(self, index: int) -> bool:
+        """Open hit `index`'s footage at the hit and play it there, the timeline around it."""
+        hit = self.search_hits[index]
+        footage = self.footage.get(hit.footage_id)
+        if footage is None:
+            self.message.emit("This hit's footage is no longer in the library.")
+            return False
+        if not self.open_footage(footage.id, at=hit.offset, play=footage.kind == "video"):
+            return False
+        pad = max(10.0, hit.end - hit.start)
+        self.timeline.show_range(hit.start - pad, hit.end + pad)
         return True
 
     def _on_loop(self, loop: tuple[float, float] | None) -> None:

@@ -31,6 +31,7 @@ from egodesk.gui.memory_browser import MemoryBrowser
 from egodesk.gui.model_manager import ModelManager
 from egodesk.gui.reads import Reads
 from egodesk.gui.reopen import RecentMenu, Reopen
+from egodesk.gui.search_panel import SearchPanel
 from egodesk.gui.selection import Selection
 from egodesk.gui.settings_dialog import SettingsDialog
 from egodesk.gui.tasks import Task, TaskRunner
@@ -74,6 +75,7 @@ class MainWindow(QMainWindow):
         self.player, self.timeline = self.view.player, self.view.timeline
         self.setCentralWidget(self.view)
         self.library_panel = LibraryPanel(self)
+        self.search_panel = SearchPanel(library.search, self.reads, self)
         self.ask_panel = AskPanel(self.runner, self.root, self.layout_store, self.selection, self.thumbnail_for, self)
         self.activity_model = ActivityModel(self.footage_title, self)
         self.activity = ActivityView(self.activity_model, self)
@@ -81,6 +83,7 @@ class MainWindow(QMainWindow):
         self.reopen = Reopen(Path(self.root), self.view, self.library_panel, self._show_note)
         self.docks = {
             "library": self._dock("Library", self.library_panel, Qt.DockWidgetArea.LeftDockWidgetArea),
+            "search": self._dock("Search", self.search_panel, Qt.DockWidgetArea.LeftDockWidgetArea),
             "ask": self._dock("Ask", self.ask_panel, Qt.DockWidgetArea.RightDockWidgetArea),
             "memory": self._dock("Memory", self.memory, Qt.DockWidgetArea.RightDockWidgetArea),
             "activity": self._dock("Activity", self.activity, Qt.DockWidgetArea.BottomDockWidgetArea),
@@ -98,6 +101,12 @@ class MainWindow(QMainWindow):
         self.library_panel.import_files_requested.connect(self.choose_files)
         self.library_panel.import_folder_requested.connect(self.choose_folder)
         self.timeline.forget_requested.connect(self.forget)
+        self.search_panel.hits_shown.connect(self.view.mark_search)
+        self.search_panel.hit_picked.connect(self.view.play_hit)
+        focus_search = QAction(self)
+        focus_search.setShortcut(QKeySequence.StandardKey.Find)
+        focus_search.triggered.connect(lambda: (self.docks["search"].show(), self.search_panel.field.setFocus()))
+        self.addAction(focus_search)
         self.selection.picked.connect(self._select_picked_footage)
         self.runner.changed.connect(self._library_changed)
         self.view.message.connect(lambda text: self.statusBar().showMessage(text, 8000))

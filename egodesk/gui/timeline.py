@@ -1,5 +1,5 @@
-"""The timeline under the player: footage of the day, its clips, the transcript, the current answer's
-evidence and the playhead, in absolute wall-clock time. Click or drag to seek; the wheel zooms (from
+"""The timeline under the player: footage of the day, its clips, the transcript, the search field's hits,
+the current answer's evidence and the playhead, in absolute wall-clock time. Click or drag to seek; the wheel zooms (from
 seconds to the whole day) around the cursor, shift+wheel pans; right-click to forget a moment."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from egodesk.gui.formatting import DAY, fmt_clock, fmt_duration
 MIN_SPAN_S = 5.0
 GUTTER = 78
 RULER_H = 18
-LANES = ("Footage", "Clips", "Speech", "Evidence")
+LANES = ("Footage", "Clips", "Speech", "Search", "Evidence")
 LANE_H = 22
 TICKS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600)
 
@@ -44,6 +44,7 @@ class Span:
 class Timeline(QWidget):
     seek_requested = Signal(float)  # absolute ts
     evidence_clicked = Signal(int)  # index into the current answer's evidence
+    search_clicked = Signal(int)  # index into the search field's hits
     forget_requested = Signal(object, object, object)  # footage_id, start or None, end or None
     view_changed = Signal(float, float)
 
@@ -139,6 +140,7 @@ class Timeline(QWidget):
             "Footage": QColor("#5b8def"),
             "Clips": QColor("#8fb3f5"),
             "Speech": QColor("#7cc4a4"),
+            "Search": QColor("#b48ef0"),
             "Evidence": QColor("#f0a030"),
         }
         metrics = QFontMetrics(self.font())
@@ -199,6 +201,10 @@ class Timeline(QWidget):
         evidence = self.span_at("Evidence", event.position().x(), event.position().y())
         if evidence is not None:
             self.evidence_clicked.emit(evidence.key)
+            return
+        hit = self.span_at("Search", event.position().x(), event.position().y())
+        if hit is not None:
+            self.search_clicked.emit(hit.key)
             return
         self._dragging = True
         self.seek_requested.emit(self.ts_at(event.position().x()))
