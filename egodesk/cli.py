@@ -87,9 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true")
     doctor.set_defaults(func=_cmd_doctor)
 
-    from egodesk.commands import ask, ingest, memory, search
+    from egodesk.commands import ask, ingest, memory, search, watch
 
     ingest.register(sub)
+    watch.register(sub)
     memory.register(sub)
     ask.register(sub)
     search.register(sub)

@@ -103,6 +103,7 @@ def cmd_footage(args: argparse.Namespace) -> int:
         print(
             f"{f.id:>5} {f.title[:32]:<32} {format_ts(f.start)} {f.duration:8.1f}s {f.kind:<5} {f.state}"
             + (f"  ({f.error})" if f.error else "")
+            + (f"  (missing: {f.path} is gone; its memories are kept)" if f.missing else "")
         )
     return 0
 

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 SCHEMA_VERSION = 1
 ENV_PREFIX = "EGODESK_"
@@ -50,6 +50,23 @@ class Settings(BaseModel):
     )
     ocr_enabled: bool = _field(True, "Read on-screen text", "Ingest")
     tags_per_frame: int = _field(5, "Tags per keyframe", "Ingest", ge=1, le=20)
+
+    # Watched folders
+    watched_folders: list[str] = _field(
+        [],
+        "Watched folders",
+        "Watched folders",
+        "Folders (a camera card's DCIM folder, a phone's sync folder) whose new videos, photos and voice notes are "
+        "imported by themselves while the app or `egodesk watch run` runs, once they have stopped growing.",
+    )
+    watch_interval_s: float = _field(
+        3.0,
+        "Seconds between scans",
+        "Watched folders",
+        "A file is imported once its size and time are unchanged over two scans, so a copy still running is left alone.",
+        ge=0.2,
+        le=3600.0,
+    )
 
     # Models and servers
     llm_model: Literal["llm-quality", "llm-fast", "llm-test"] = _field(
@@ -246,6 +263,15 @@ class Settings(BaseModel):
         "text: the model writes the chosen option itself (a small model maps evidence to an option far better this way); "
         "letter: the option's letter.",
     )
+
+    @field_validator("watched_folders", mode="before")
+    @classmethod
+    def _folder_list(cls, value: Any) -> Any:
+        """An environment override is text: a JSON list, or folders separated by the path separator (':')."""
+        if isinstance(value, str):
+            text = value.strip()
+            return json.loads(text) if text.startswith("[") else [part for part in text.split(os.pathsep) if part]
+        return value
 
     @classmethod
     def groups(cls) -> dict[str, list[str]]:

@@ -101,9 +101,11 @@ def add_video(store: Store, settings: Settings, path: Path) -> tuple[int, bool]:
 
 def _register(store: Store, settings: Settings, path: Path, info: MediaInfo, digest: str) -> tuple[int, bool]:
     with store.session() as session:
-        existing = session.scalar(select(Footage.id).where(Footage.content_hash == digest))
+        existing = session.scalar(select(Footage).where(Footage.content_hash == digest))
         if existing is not None:
-            return existing, False
+            if not Path(existing.path).exists():  # moved, or a card mounted elsewhere: the footage follows its file
+                existing.path = str(path.resolve())
+            return existing.id, False
         start, source = recording_start(path, info)
         footage = Footage(
             content_hash=digest,

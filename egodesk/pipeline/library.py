@@ -18,7 +18,7 @@ from sqlalchemy import select, update
 from egodesk.core.paths import LibraryPaths
 from egodesk.core.settings import Settings
 from egodesk.core.timeutil import now_ts
-from egodesk.core.types import Progress
+from egodesk.core.types import FootageKind, Progress
 from egodesk.memory.store import Caption, Clip, Footage, Job, Keyframe, Store, TranscriptSegment
 from egodesk.perception.ocr import TEXT_BREAK, screen_texts
 from egodesk.pipeline.asking import question_in_flight
@@ -44,6 +44,7 @@ class FootageInfo:
     error: str = ""
     thumbnail: Path | None = None
     searchable: bool = False  # its search stages are done; the LLM-built memories may be building
+    missing: bool = False  # its media file is gone (moved, deleted, a card taken out): its memories stay
 
 
 @dataclass
@@ -216,6 +217,7 @@ class Library:
                     errors.get(f.id, ""),
                     Path(thumb) if thumb else None,
                     is_searchable(st),
+                    f.kind != FootageKind.TEXT.value and not Path(f.path).exists(),
                 )
             )
         return out
