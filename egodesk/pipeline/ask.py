@@ -75,7 +75,8 @@ def _english(question: str) -> bool:
 def unmentioned(analysis: QuestionAnalysis, evidence: list[Evidence]) -> list[str]:
     """The question's things and names when nothing found mentions any of them and the question's other
     words are mostly not there either: what it asks about is truly absent. Empty when it is near
-    (then the model reads what was found).
+    (then the model reads what was found): half of the other words found is near ("What did I plan to
+    buy for Granny?" of "I will buy some tulips", the name misheard).
 
     Mentioned counts what was heard alike (`core.soundalike`): a recogniser writes "Mogor Cycle" for
     "motorcycle" and "pointment" for "appointment", and the question is asked in the words said; and
@@ -95,7 +96,7 @@ def unmentioned(analysis: QuestionAnalysis, evidence: list[Evidence]) -> list[st
     if any(heard.mentions(cue) for cue in cues):
         return []
     others = [w for w in cue_words(analysis.text) - set(cues) - STOPWORDS - _GENERIC_CUES if len(w) > 1]
-    if others and 2 * sum(heard.mentions(w) for w in others) > len(others):
+    if others and 2 * sum(heard.mentions(w) for w in others) >= len(others):
         return []
     return cues
 
@@ -231,16 +232,20 @@ def without_model(memory: Memory, found: Retrieval, question: str, options: list
     """The abstention, when the model is not to be asked: the question's time window holds no footage,
     or nothing found mentions the things it asks about."""
     query = found.query
-    if query.window is not None and not memory.scope(query).any():
-        return Answer(
-            question, f"{ABSTENTION} You have no footage from {describe(query.window)}.", [], abstained=True, grounded=False
-        )
+    if (empty := empty_window(memory, query)) is not None:
+        return Answer(question, f"{ABSTENTION} You have no footage from {describe(empty)}.", [], abstained=True, grounded=False)
     if not options and (missing := unmentioned(query.analysis, found.evidence)):
         # Nothing found is about it: a small model would still answer from the nearest moment ("Where did
         # I park my car?" -> "front door", from where the keys were put).
         said = " or ".join(f"'{w}'" for w in missing[:3])
         return Answer(question, f"{ABSTENTION} Nothing found mentions {said}.", found.evidence, abstained=True, grounded=False)
     return None
+
+
+def empty_window(memory: Memory, query: Query) -> TimeWindow | None:
+    """The time window the question names, when no footage was recorded in it (the model would answer
+    from another day)."""
+    return query.window if query.window is not None and not memory.scope(query).any() else None
 
 
 def ask(

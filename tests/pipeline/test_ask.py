@@ -306,6 +306,7 @@ def _heard(*texts: str) -> list[Evidence]:
         ("Whose motorcycle did I borrow?", "I hear: Tom and me is Mogor Cycle for the weekend."),  # split, misheard
         ("When is the vet appointment?", "I hear: Remember, the meta pointment is on Thursday at 4."),
         ("What was the printed page I read before bed about?", "I hear: Reading the old printed page before mad."),
+        ("What did I plan to buy for Granny?", "I hear: Do not forget glad in birthday. I will buy some tulips."),  # half
     ],
 )
 def test_a_thing_heard_otherwise_or_a_question_found_nearly_whole_goes_to_the_model(question, found):
