@@ -13,6 +13,8 @@ from typing import Any
 
 class FootageKind(str, Enum):
     VIDEO = "video"
+    AUDIO = "audio"  # a sound recording (a voice note): speech only
+    PHOTO = "photo"  # a still picture: a moment with what is seen and written in it
     TEXT = "text"  # imported captions or transcripts without video (SRT/VTT, benchmark memory.jsonl)
 
 

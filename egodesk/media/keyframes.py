@@ -32,6 +32,8 @@ def select_keyframes(features: np.ndarray, k: int) -> list[int]:
     if len(data) == 0 or k < 1:
         return []
     k = min(k, len(np.unique(data, axis=0)))
+    if k == 1:  # one cluster's centroid is the mean (and OpenCV reads a lone row, a photo's, as a column of samples)
+        return [int(np.argmin(np.linalg.norm(data - data.mean(axis=0), axis=1)))]
     cv2.setRNGSeed(KMEANS_SEED)  # OpenCV's RNG drives the k-means++ seeding
     _, labels, centres = cv2.kmeans(data, k, None, KMEANS_CRITERIA, KMEANS_ATTEMPTS, cv2.KMEANS_PP_CENTERS)
     labels = labels.ravel()

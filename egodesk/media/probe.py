@@ -1,8 +1,10 @@
-"""What a footage file is: `probe` reads its container facts and proves its video really decodes.
+"""What a footage file is: `probe` tells a video, a photo and a sound recording apart by their content
+and proves each really decodes.
 
-ffprobe tells duration, rate, codecs and tags; OpenCV must then decode the first frame (it is what reads
-frames later) and the last second of video data must be readable, so a truncated copy is refused at
-import instead of failing halfway through indexing.
+A photo (JPEG, PNG, HEIC) is recognised and read by `photo.py`. For the rest ffprobe tells duration,
+rate, codecs and tags. A file with sound only (a voice note) is an audio footage. A video's first frame
+must then decode in OpenCV (it is what reads frames later) and the last second of its video data must be
+readable, so a truncated copy is refused at import instead of failing halfway through indexing.
 """
 
 from __future__ import annotations
@@ -20,10 +22,16 @@ from typing import Any
 
 import cv2
 
+from egodesk.core.types import FootageKind
 from egodesk.media.errors import MediaError
+from egodesk.media.photo import PHOTO_EXTENSIONS, photo_facts
 from egodesk.media.tools import last_error_line, media_url, run_tool
 
-SUPPORTED_EXTENSIONS = frozenset({".mp4", ".mov", ".mkv", ".avi", ".m4v", ".webm", ".mts"})
+VIDEO_EXTENSIONS = frozenset({".mp4", ".mov", ".mkv", ".avi", ".m4v", ".webm", ".mts"})
+AUDIO_EXTENSIONS = frozenset({".m4a", ".mp3", ".wav", ".opus", ".ogg", ".flac", ".aac"})
+# What a folder import (and a watched folder) takes. A camera's sidecars are left out by their names:
+# GoPro's .LRV (a low-resolution copy of the video) and .THM (its thumbnail, a JPEG) would be duplicates.
+SUPPORTED_EXTENSIONS = VIDEO_EXTENSIONS | PHOTO_EXTENSIONS | AUDIO_EXTENSIONS
 
 PROBE_TIMEOUT_S = 30.0
 TAIL_TIMEOUT_S = 60.0  # a file without a seek index is read from the start
@@ -36,8 +44,10 @@ _SUBTITLE_FORMATS = {"srt", "webvtt"}
 
 @dataclass(frozen=True)
 class MediaInfo:
-    """Facts about one footage file. `width`/`height` are those of decoded frames (rotation applied)."""
+    """Facts about one footage file. `width`/`height` are those of decoded frames (rotation applied);
+    a photo has no duration, a sound recording no picture (0 for both of its sizes)."""
 
+    kind: FootageKind
     path: Path
     duration: float
     fps: float
@@ -53,9 +63,26 @@ class MediaInfo:
 
 
 def probe(path: str | os.PathLike) -> MediaInfo:
-    """Describe a video file, or raise MediaError saying why it cannot be used."""
+    """Describe a video, photo or sound file, or raise MediaError saying why it cannot be used."""
     path = Path(path)
     size, head = _read_head(path)
+    photo = photo_facts(path)
+    if photo is not None:
+        return MediaInfo(
+            kind=FootageKind.PHOTO,
+            path=path,
+            duration=0.0,
+            fps=0.0,
+            width=photo.width,
+            height=photo.height,
+            frame_count=1,
+            has_video=False,
+            has_audio=False,
+            video_codec=photo.format.lower(),
+            audio_codec=None,
+            creation_time=photo.taken,
+            size_bytes=size,
+        )
     data = _ffprobe(path, head)
     streams = data.get("streams", [])
     fmt = data.get("format", {})
@@ -71,7 +98,9 @@ def probe(path: str | os.PathLike) -> MediaInfo:
         )
         raise MediaError(path, f"not a media file: no audio or video streams (format: {kind}; {hint})")
     if not videos:
-        raise MediaError(path, "no video stream")
+        return _sound(path, fmt, audios[0], size)
+    if _is_still_image(fmt.get("format_name", "")):
+        raise MediaError(path, "an image egodesk does not read as a photo (a JPEG, PNG or HEIC is), or a corrupt one")
     video = videos[0]
     if _is_still_image(fmt.get("format_name", "")):
         raise MediaError(path, "a still image, not a video")
@@ -95,6 +124,7 @@ def probe(path: str | os.PathLike) -> MediaInfo:
         video_duration=_number(video.get("duration")) or duration,
     )
     return MediaInfo(
+        kind=FootageKind.VIDEO,
         path=path,
         duration=duration,
         fps=fps,
@@ -110,8 +140,31 @@ def probe(path: str | os.PathLike) -> MediaInfo:
     )
 
 
+def _sound(path: Path, fmt: dict[str, Any], audio: dict[str, Any], size: int) -> MediaInfo:
+    """A file with sound and no picture (a voice note): footage with speech only."""
+    duration = _number(fmt.get("duration")) or _number(audio.get("duration"))
+    if not duration or duration <= 0:
+        raise MediaError(path, "duration unknown: the recording may be incomplete")
+    return MediaInfo(
+        kind=FootageKind.AUDIO,
+        path=path,
+        duration=duration,
+        fps=0.0,
+        width=0,
+        height=0,
+        frame_count=0,
+        has_video=False,
+        has_audio=True,
+        video_codec="",
+        audio_codec=audio.get("codec_name") or None,
+        creation_time=_creation_time([fmt, audio]),
+        size_bytes=size,
+    )
+
+
 def find_media(paths: Iterable[str | os.PathLike]) -> list[Path]:
-    """Files to import: folders expand recursively to their video files (sorted, hidden ones skipped);
+    """Files to import: folders expand recursively to their videos, photos and sound recordings (sorted,
+    hidden ones skipped);
     a file named explicitly is kept whatever its extension (probe decides); duplicates are dropped."""
     found: list[Path] = []
     seen: set[Path] = set()

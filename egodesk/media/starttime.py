@@ -1,8 +1,9 @@
 """When a recording started, as local wall-clock seconds (see `egodesk.core.timeutil`), and how we know.
 
 Sources, best first:
-- "metadata": the container's creation_time (UTC), converted to this machine's local time;
-  values from an unset camera clock (before 2000, e.g. the 1904/1970 epochs, or in the future) are ignored.
+- "metadata": the container's creation_time (UTC), or a photo's EXIF time (`photo.py`), converted to this
+  machine's local time; values from an unset camera clock (before 2000, e.g. the 1904/1970 epochs, or in
+  the future) are ignored.
 - "filename": a date and time in the name, taken as local time:
   `20240202-110250`, `20240202_110250`, `VID_20240202_110250`, `PXL_20240202_110250123` (milliseconds);
   EgoLife-style `DAY1_11094208` (11:09:42.08 on "day 1"). A day number is no calendar date, so the
@@ -11,7 +12,7 @@ Sources, best first:
   00:30, is yesterday's 11:09).
   GoPro names (`GX010042`, `GOPR0042`) are counters, not times, and fall through.
 - "mtime": the file's modification time less its duration, since a camera last writes a file when
-  the recording stops.
+  the recording stops (a photo has no duration: when it was written is when it was taken).
 """
 
 from __future__ import annotations

@@ -133,7 +133,7 @@ class DescribeCaptioner:
             parts.append(f"There may also be {join_words(unsure, 'or')}{prompts.UNSURE}")
         elif unsure:
             parts.append(f"I see what looks like {join_words(unsure)}{prompts.UNSURE}")
-        if not labels:
+        if not labels and (ctx.keyframes or not ctx.transcript.strip()):  # a voice note has no view to speak of
             parts.append("Nothing recognisable is in view.")
         if ctx.transcript.strip():
             heard = quote(ctx.transcript, self.max_transcript_chars)

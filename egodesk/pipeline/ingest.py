@@ -38,6 +38,9 @@ log = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = {".jsonl", ".srt", ".vtt"}
 PIPELINE_STAGES = jobs.VIDEO_STAGES + jobs.MEMORY_STAGES
+# A photo is a moment: one clip this long at the time it was taken, so that it sits on the timeline and
+# in time windows like a moment of video.
+PHOTO_SECONDS = 1.0
 
 
 @dataclass
@@ -89,7 +92,8 @@ def _add_text(report: AddReport, result) -> None:
 
 
 def add_video(store: Store, settings: Settings, path: Path) -> tuple[int, bool]:
-    """Register one video: probe it (raises MediaError), plan its clips, create its jobs."""
+    """Register one video, photo or sound recording: probe it (raises MediaError), plan its clips,
+    create the jobs of its kind (`jobs.stages_for`)."""
     info = probe(path)
     digest = content_hash(path)
     try:
@@ -107,14 +111,15 @@ def _register(store: Store, settings: Settings, path: Path, info: MediaInfo, dig
                 existing.path = str(path.resolve())
             return existing.id, False
         start, source = recording_start(path, info)
+        duration = info.duration if info.kind != FootageKind.PHOTO else PHOTO_SECONDS
         footage = Footage(
             content_hash=digest,
             path=str(path.resolve()),
-            kind=FootageKind.VIDEO.value,
+            kind=info.kind.value,
             title=path.stem,
             start_ts=start,
             start_source=source,
-            duration=info.duration,
+            duration=duration,
             fps=info.fps,
             width=info.width,
             height=info.height,
@@ -122,7 +127,7 @@ def _register(store: Store, settings: Settings, path: Path, info: MediaInfo, dig
         )
         session.add(footage)
         session.flush()
-        for span in plan_clips(info.duration, settings.clip_seconds):
+        for span in plan_clips(duration, settings.clip_seconds):
             session.add(
                 Clip(
                     footage_id=footage.id,
@@ -132,7 +137,7 @@ def _register(store: Store, settings: Settings, path: Path, info: MediaInfo, dig
                     end_ts=start + span.offset + span.duration,
                 )
             )
-        jobs.ensure_jobs(session, footage.id, PIPELINE_STAGES, done=("probe",))
+        jobs.ensure_jobs(session, footage.id, jobs.stages_for(info.kind), done=("probe",))
         session.flush()
         fault_point("probe:commit")  # registered but not committed: a kill here must leave no trace
         return footage.id, True

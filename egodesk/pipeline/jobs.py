@@ -17,14 +17,26 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from egodesk.core.faults import fault_point
+from egodesk.core.types import FootageKind
 from egodesk.memory.store import Footage, Job, Store
 
 VIDEO_STAGES = ("probe", "audio", "asr", "keyframes", "ocr", "captions")
 MEMORY_STAGES = ("memory-parent", "memory-visual", "memory-records", "memory-atomic")
+# What each kind of footage skips: a photo has no sound; a sound recording no pictures, so nothing seen.
+_SKIPPED = {
+    FootageKind.VIDEO: (),
+    FootageKind.PHOTO: ("audio", "asr"),
+    FootageKind.AUDIO: ("keyframes", "ocr", "memory-visual"),
+}
 LLM_STAGES = ("memory-records", "memory-atomic")  # slow on a CPU: they wait until all footage is searchable
 RESUMABLE = ("pending", "running", "cancelled", "failed")
 DISK_FULL = "the disk is full (no space left on device): free some space, then resume"
 BUSY = "the library is busy: another program holds its database locked; resume once it has finished"
+
+
+def stages_for(kind: FootageKind) -> tuple[str, ...]:
+    """The stages a media footage of `kind` goes through, in order (text tracks have their own)."""
+    return tuple(stage for stage in VIDEO_STAGES + MEMORY_STAGES if stage not in _SKIPPED[kind])
 
 
 def ensure_jobs(session: Session, footage_id: int, stages: tuple[str, ...], done: tuple[str, ...] = ()) -> None:

@@ -1,14 +1,16 @@
-"""The ingest stages of one video footage, each a function that reads what earlier stages stored and
+"""The ingest stages of one media footage, each a function that reads what earlier stages stored and
 writes its own results together with its job's "done" mark in one transaction.
 
 Order (the only place that knows it is `VIDEO_STAGES` in jobs.py): probe (at import) -> audio -> asr
--> keyframes (frame features, tags and thumbnails from one tagger pass) -> ocr -> captions.
+-> keyframes (frame features, tags and thumbnails from one tagger pass) -> ocr -> captions. A photo
+skips the sound stages and is its own one frame (`frames_of`, `frame_at`); a sound recording skips the
+picture stages (`jobs.stages_for`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,10 +18,11 @@ import numpy as np
 from sqlalchemy import delete, func, select
 
 from egodesk.core.faults import fault_point
-from egodesk.core.types import ClipSpan, Progress
+from egodesk.core.types import ClipSpan, FootageKind, Progress
 from egodesk.media.audio import extract_audio
-from egodesk.media.frames import read_frame_at, sample_frames
+from egodesk.media.frames import SampledFrame, read_frame_at, sample_frames
 from egodesk.media.keyframes import select_keyframes, write_thumbnail
+from egodesk.media.photo import read_photo
 from egodesk.memory.schema import Caption, Clip, Footage, Keyframe, TranscriptSegment
 from egodesk.memory.speech import clip_holding, clip_speech
 from egodesk.memory.store import Store
@@ -130,7 +133,7 @@ def run_keyframes(ctx: StageContext) -> None:
     rows: list[Keyframe] = []
     buffer: list = []
     seen = 0
-    for frame in sample_frames(footage.path, spans, ctx.engines.settings.frames_per_clip):
+    for frame in frames_of(footage, spans, ctx.engines.settings.frames_per_clip):
         if buffer and frame.clip_index != buffer[0].clip_index:
             rows += _keyframes_of(ctx, footage, by_index[buffer[0].clip_index], buffer)
             seen += 1
@@ -146,6 +149,19 @@ def run_keyframes(ctx: StageContext) -> None:
         session.execute(delete(Keyframe).where(Keyframe.clip_id.in_([c.id for c in clips])))
         session.add_all(rows)
         finish(session, ctx.footage_id, "keyframes", len(rows))
+
+
+def frames_of(footage: Footage, spans: list[ClipSpan], per_clip: int) -> Iterable[SampledFrame]:
+    """`per_clip` frames sampled from each clip of a video; a photo is its one frame (copies of it would
+    only be tagged alike)."""
+    if footage.kind == FootageKind.PHOTO.value:
+        return [SampledFrame(clip_index=spans[0].index, offset=0.0, frame=read_photo(footage.path))]
+    return sample_frames(footage.path, spans, per_clip)
+
+
+def frame_at(footage: Footage, offset: float) -> np.ndarray:
+    """The picture `offset` seconds into a video, or the photo."""
+    return read_photo(footage.path) if footage.kind == FootageKind.PHOTO.value else read_frame_at(footage.path, offset)
 
 
 def _keyframes_of(ctx: StageContext, footage: Footage, clip: Clip, frames: list) -> list[Keyframe]:
@@ -188,7 +204,7 @@ def run_ocr(ctx: StageContext) -> None:
     for done, frames in enumerate(per_clip.values(), start=1):
         if enabled:
             chosen = frames[len(frames) // 2]
-            texts[chosen.id] = ctx.engines.text_reader.read(read_frame_at(footage.path, chosen.offset))
+            texts[chosen.id] = ctx.engines.text_reader.read(frame_at(footage, chosen.offset))
         ctx.report("ocr", done, len(per_clip))
     with ctx.store.session() as session:
         for kf in keyframes:
@@ -220,7 +236,7 @@ def run_captions(ctx: StageContext) -> None:
     for done, clip in enumerate(clips, start=1):
         views = [
             CaptionFrame(
-                image=read_frame_at(footage.path, kf.offset) if needs_images else None,
+                image=frame_at(footage, kf.offset) if needs_images else None,
                 tags=[(label, score) for label, score in (kf.labels or [])],
                 ocr=kf.ocr_text or "",
                 time=kf.ts,

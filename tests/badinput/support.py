@@ -13,7 +13,9 @@ from egodesk.core.types import ABSTENTION, Answer
 from egodesk.memory.store import Store
 
 # The index manifest is rewritten as indices grow; its rows are derived, SQLite's vectors are the truth.
-DERIVED_TABLES = {"index_info"}
+# Likewise the search index's b-tree pages and word counts (FTS5 shadow tables, fts5vocab: merged and recounted as
+# rows are added); the rows it serves (table text_search) are compared.
+DERIVED_TABLES = {"index_info", "text_search_data", "text_search_idx", "text_search_vocab"}
 
 
 def snapshot(store: Store) -> dict[str, list[str]]:

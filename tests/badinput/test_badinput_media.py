@@ -83,6 +83,12 @@ def media(tmp_path_factory) -> dict[str, Path]:
         "yuv420p",
         str(out["vfr"]),
     )
+    out["voice note (m4a)"] = d / "Sprachnotiz 01.m4a"  # sound only: footage with speech and no pictures
+    ffmpeg("-i", str(JFK_AUDIO), "-t", "1", "-c:a", "aac", str(out["voice note (m4a)"]))
+    out["photo named .png"] = d / "IMG_0001.png"  # a JPEG, whatever its name says
+    ffmpeg(
+        "-ss", "1", "-i", str(WALK_VIDEO), "-frames:v", "1", "-vf", "scale=320:180", "-f", "mjpeg", str(out["photo named .png"])
+    )
     data = talk.read_bytes()
     silent = out["video-only"].read_bytes()  # speech recognition is the slow stage: only two files have sound
     # Misnamed but real videos: the importer goes by content. A trailing byte makes each copy distinct.
@@ -122,8 +128,8 @@ def broken(tmp_path_factory, media) -> dict[str, Path]:
         "garbage pictures": d / "garbage.mp4",
         "mp4 named .srt": d / "video.srt",
         "mp4 named .jsonl": d / "video.jsonl",
-        "audio-only (flac)": JFK_AUDIO,
-        "audio-only (m4a)": d / "voice.m4a",
+        "zero-byte voice note": d / "Voice 002.m4a",
+        "unreadable photo": d / "IMG_0002.jpg",
         "missing": d / "gone.mp4",
         "unicode name, empty": d / "leer 空 ü.mp4",
     }
@@ -139,7 +145,9 @@ def broken(tmp_path_factory, media) -> dict[str, Path]:
     out["garbage pictures"].write_bytes(bytes(garbage))
     out["mp4 named .srt"].write_bytes(media["talk"].read_bytes())
     out["mp4 named .jsonl"].write_bytes(media["talk"].read_bytes())
-    ffmpeg("-i", str(JFK_AUDIO), "-t", "1", "-c:a", "aac", str(out["audio-only (m4a)"]))
+    out["zero-byte voice note"].write_bytes(b"")  # the recorder app crashed before writing anything
+    photo = media["photo named .png"].read_bytes()
+    out["unreadable photo"].write_bytes(photo[: len(photo) // 2])  # a copy cut off half-way
     fast = d / "fast.mp4"  # the walk with its index up front, cut short: the index claims 10.5 s
     ffmpeg("-i", str(WALK_VIDEO), "-map", "0:v:0", "-c", "copy", "-movflags", "+faststart", str(fast))
     out["truncated (data cut)"] = d / "cutfast.mp4"
@@ -160,8 +168,8 @@ REASONS = {
     "garbage pictures": "no decodable video frames",
     "mp4 named .srt": "not a text file (it contains binary data",
     "mp4 named .jsonl": "not a text file (it contains binary data",
-    "audio-only (flac)": "no video stream",
-    "audio-only (m4a)": "no video stream",
+    "zero-byte voice note": "empty file (0 bytes)",
+    "unreadable photo": "unreadable photo: truncated or corrupt",
     "missing": "no such file or folder",
 }
 
@@ -208,6 +216,7 @@ def test_a_bad_file_gets_its_reason_and_changes_nothing(library, broken, case):
 
 
 USABLE = ["video-only", "8k", "vfr", "mp4 named .txt", "mp4 named .mov", "damaged middle", "unicode name", "very long path"]
+USABLE += ["voice note (m4a)", "photo named .png"]
 
 
 @pytest.fixture(scope="module")
@@ -251,6 +260,13 @@ def test_video_without_sound_is_indexed_without_a_transcript(library, indexed):
     assert all(c.transcript == [] and c.caption for c in library.clips(footage.id))
 
 
+def test_a_voice_note_and_a_misnamed_photo_are_recognised_by_their_content(library, indexed):
+    note, photo = indexed[2]["voice note (m4a)"], indexed[2]["photo named .png"]
+    assert (note.kind, photo.kind) == ("audio", "photo")
+    assert "and so" in " ".join(t[3] for t in library.clips(note.id)[0].transcript).lower()  # its one second, heard
+    assert library.clips(photo.id)[0].thumbnails and library.clips(photo.id)[0].transcript == []
+
+
 def test_misnamed_videos_are_recognised_by_their_content(library, indexed):
     for case in ("mp4 named .txt", "mp4 named .mov"):
         footage = indexed[2][case]
@@ -275,7 +291,7 @@ def test_awkward_names_go_through_every_stage(library, indexed, media, case):
 def test_cli_import_names_each_bad_file_and_its_reason(tmp_path, monkeypatch, broken):
     """`egodesk import --wait` of only bad files: one line per file, no traceback, exit status 1."""
     monkeypatch.setenv("EGODESK_HOME", str(tmp_path / "library"))
-    cases = ["zero-length", "unicode name, empty", "truncated (index lost)", "mp4 named .srt", "audio-only (flac)", "missing"]
+    cases = ["zero-length", "unicode name, empty", "truncated (index lost)", "mp4 named .srt", "unreadable photo", "missing"]
     result = egodesk("import", *(str(broken[c]) for c in cases), "--wait")
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr

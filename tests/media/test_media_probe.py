@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from egodesk.core.types import ClipSpan
+from egodesk.core.types import ClipSpan, FootageKind
 from egodesk.media import probe as probe_module
 from egodesk.media.audio import extract_audio
 from egodesk.media.errors import MediaError
 from egodesk.media.frames import read_frame_at, sample_frames
 from egodesk.media.hashing import content_hash
 from egodesk.media.keyframes import write_thumbnail
-from egodesk.media.probe import SUPPORTED_EXTENSIONS, find_media, probe
+from egodesk.media.probe import AUDIO_EXTENSIONS, SUPPORTED_EXTENSIONS, VIDEO_EXTENSIONS, find_media, probe
 from tests.conftest import JFK_AUDIO, WALK_VIDEO, ffmpeg
 
 
@@ -100,7 +100,7 @@ def broken(tmp_path_factory) -> Path:
     (folder / "garbage.mp4").write_bytes(bytes(garbage))
     ffmpeg("-i", str(JFK_AUDIO), "-t", "2", "-c:a", "aac", str(folder / "voice.m4a"))
     ffmpeg("-f", "lavfi", "-i", "testsrc=size=64x48", "-frames:v", "1", str(folder / "photo.jpg"))
-    (folder / "photo.mp4").write_bytes((folder / "photo.jpg").read_bytes())
+    ffmpeg("-f", "lavfi", "-i", "testsrc=size=64x48", "-frames:v", "1", str(folder / "photo.bmp"))
     ffmpeg(
         "-f", "lavfi", "-i", "testsrc=size=64x48:rate=25", "-t", "1", "-c:v", "libx264", "-f", "h264", str(folder / "raw.h264")
     )  # a bare stream: no container, no duration
@@ -118,9 +118,7 @@ def broken(tmp_path_factory) -> Path:
         ("noise.bin.mp4", "unknown or unsupported format"),
         ("cut.mp4", "truncated or corrupt: the MP4/MOV index (moov atom) is missing"),
         ("garbage.mp4", "no decodable video frames"),
-        ("voice.m4a", "no video stream"),
-        ("photo.jpg", "a still image, not a video"),
-        ("photo.mp4", "a still image, not a video"),
+        ("photo.bmp", "an image egodesk does not read as a photo"),
         ("talk.srt", "not a media file: no audio or video streams"),
         ("raw.h264", "duration unknown"),
         (".", "is a folder, not a file"),
@@ -141,11 +139,16 @@ def test_index_intact_data_cut(cut_faststart_clip):
         probe(cut_faststart_clip)
 
 
-@pytest.mark.badinput
-def test_audio_only_file_says_no_video_stream():
-    with pytest.raises(MediaError) as caught:
-        probe(JFK_AUDIO)
-    assert caught.value.reason == "no video stream"
+def test_sound_recordings_and_photos_are_footage_of_their_kind(broken):
+    """Told apart by content: a voice note is sound footage, a JPEG named .mp4 is still a photo."""
+    sound = probe(JFK_AUDIO)
+    assert sound.kind == FootageKind.AUDIO and sound.has_audio and sound.duration == pytest.approx(11.0, abs=0.1)
+    assert (sound.width, sound.height, sound.fps) == (0, 0, 0.0)
+    assert probe(broken / "voice.m4a").kind == FootageKind.AUDIO
+    shutil.copy(broken / "photo.jpg", broken / "photo.mp4")
+    photo = probe(broken / "photo.mp4")
+    assert (photo.kind, photo.duration, photo.width, photo.height) == (FootageKind.PHOTO, 0.0, 64, 48)
+    assert probe(WALK_VIDEO).kind == FootageKind.VIDEO
 
 
 @pytest.mark.badinput
@@ -208,16 +211,22 @@ def test_awkward_names(small_av_clip, tmp_path):
 def test_find_media(tmp_path):
     (tmp_path / "b" / "deep").mkdir(parents=True)
     (tmp_path / ".hidden").mkdir()
-    for name in ["b/deep/z.MP4", "b/a.mkv", "a.mov", "notes.txt", ".secret.mp4", ".hidden/x.mp4", "b/clip.MTS"]:
+    names = ["b/deep/z.MP4", "b/a.mkv", "a.mov", "notes.txt", ".secret.mp4", ".hidden/x.mp4", "b/clip.MTS"]
+    names += ["b/IMG_1.HEIC", "b/photo.jpg", "voice.m4a", "b/deep/z.LRV", "b/deep/z.THM", "b/deep/z.srt"]
+    for name in names:
         (tmp_path / name).write_bytes(b"x")
     explicit = tmp_path / "notes.txt"
     found = find_media([tmp_path, explicit, tmp_path / "a.mov", tmp_path / "gone.mp4"])
     assert found == [
         tmp_path / "a.mov",
+        tmp_path / "b" / "IMG_1.HEIC",
         tmp_path / "b" / "a.mkv",
         tmp_path / "b" / "clip.MTS",
         tmp_path / "b" / "deep" / "z.MP4",
+        tmp_path / "b" / "photo.jpg",
+        tmp_path / "voice.m4a",
         explicit,
         tmp_path / "gone.mp4",
-    ]
-    assert {".mp4", ".mov", ".mkv", ".avi", ".m4v", ".webm", ".mts"} == SUPPORTED_EXTENSIONS
+    ]  # a camera's sidecars (.LRV, .THM, telemetry .srt) are not footage
+    assert {".mp4", ".mov", ".mkv", ".avi", ".m4v", ".webm", ".mts"} == VIDEO_EXTENSIONS
+    assert {".m4a", ".mp3", ".wav", ".opus"} <= AUDIO_EXTENSIONS and {".jpg", ".heic"} <= SUPPORTED_EXTENSIONS

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from egodesk.core.timeutil import to_ts
+from egodesk.core.types import FootageKind
 from egodesk.media.probe import MediaInfo, probe
 from egodesk.media.starttime import recording_start, start_from_name
 from tests.conftest import ffmpeg
@@ -58,6 +59,7 @@ def test_a_day_name_later_than_the_file_was_written_is_the_day_before():
 
 def info_for(path: Path, creation_time: datetime | None = None, duration: float = 10.5) -> MediaInfo:
     return MediaInfo(
+        kind=FootageKind.VIDEO,
         path=path,
         duration=duration,
         fps=30.0,

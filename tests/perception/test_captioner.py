@@ -82,6 +82,7 @@ def test_describe_when_nothing_passes():
     )
     long = describe.caption(ctx(transcript="word " * 400))
     assert long.endswith("...'.") and len(long) < 1100
+    assert describe.caption(ctx(transcript="Buy milk.")) == "I hear: 'Buy milk.'"  # a voice note: no view to speak of
 
 
 def test_describe_on_real_walk_keyframes():

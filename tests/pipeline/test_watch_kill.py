@@ -1,5 +1,5 @@
-"""`egodesk watch run` as a person leaves it running: 20 camera files copied into the watched folder one
-after another, the watcher killed with SIGKILL mid-way (inside a file's registration, then again inside
+"""`egodesk watch run` as a person leaves it running: 20 files (videos, photos, voice notes) copied into the
+watched folder one after another, the watcher killed with SIGKILL mid-way (inside a file's registration, then again inside
 indexing), restarted, and in the end every file imported once and indexed, none twice. One file is
 written slowly, in pieces, while it runs: it is imported whole, never half-written."""
 
@@ -25,6 +25,7 @@ from tests.conftest import JFK_AUDIO, WALK_VIDEO, ffmpeg
 pytestmark = pytest.mark.faults
 
 FILES = 20
+VIDEOS = 14  # and 3 photos and 3 voice notes
 # Small and fast: one frame a clip, the fast speech model; real models and real media all the same.
 FAST = {
     "EGODESK_WATCH_INTERVAL_S": "0.3",
@@ -38,15 +39,19 @@ FAST = {
 
 @pytest.fixture(scope="module")
 def camera_files(tmp_path_factory) -> list[Path]:
-    """20 different one-second camera files (the walk and the speech looped, cut in one pass)."""
+    """20 different files as a camera and a phone leave them: 14 one-second videos (the walk and the speech
+    looped, cut in one pass), 3 photos (frames of the walk) and 3 voice notes (cuts of the speech)."""
     d = tmp_path_factory.mktemp("camera")
     ffmpeg(
         *("-stream_loop", "1", "-i", str(WALK_VIDEO), "-stream_loop", "1", "-i", str(JFK_AUDIO)),
-        *("-map", "0:v:0", "-map", "1:a:0", "-t", str(FILES), "-vf", "scale=160:90", "-r", "10"),
+        *("-map", "0:v:0", "-map", "1:a:0", "-t", str(VIDEOS), "-vf", "scale=160:90", "-r", "10"),
         *("-c:v", "libx264", "-preset", "ultrafast", "-force_key_frames", "expr:gte(t,n_forced)", "-c:a", "aac"),
         *("-f", "segment", "-segment_time", "1", "-reset_timestamps", "1", str(d / "GX01%04d.MP4")),
     )
-    files = sorted(d.glob("GX01*.MP4"))
+    for i in range(3):
+        ffmpeg("-ss", str(2 * i + 1), "-i", str(WALK_VIDEO), "-frames:v", "1", "-vf", "scale=320:180", str(d / f"IMG_000{i}.JPG"))
+        ffmpeg("-ss", str(3 * i), "-i", str(JFK_AUDIO), "-t", "1", str(d / f"Voice 00{i}.wav"))
+    files = sorted(p for p in d.iterdir())
     assert len(files) == FILES and len({content_hash(f) for f in files}) == FILES
     return files
 
