@@ -22,6 +22,12 @@ from egodesk.gui.reads import Reads
 from egodesk.gui.selection import Selection
 from egodesk.gui.timeline import Span, TimelinePanel
 
+PLAYED = ("video", "audio")  # the kinds of footage the player plays (a voice note: sound over a dark picture)
+
+
+def playable(footage: Any) -> bool:
+    return footage.kind in PLAYED and Path(footage.path).exists()
+
 
 class FootageView(QWidget):
     message = Signal(str)  # for the status bar
@@ -82,14 +88,16 @@ class FootageView(QWidget):
         if changed:
             self._load_lanes()
             self.timeline_panel.set_day(day_start(footage.start), (footage.start, footage.start + footage.duration))
-        if footage.kind == "video" and Path(footage.path).exists():
+        if playable(footage):
             self.player.open(Path(footage.path), at=at, play=play)
             if at is None and changed:
                 self._set_playhead(footage.start)
         else:
             why = (
-                "is text only (imported captions or transcripts): there is no video to play"
-                if footage.kind != "video"
+                "is a photo: it has no video to play"
+                if footage.kind == "photo"
+                else "is text only (imported captions or transcripts): there is no video to play"
+                if footage.kind == "text"
                 else f"cannot be played: {footage.path} is missing"
             )
             self.player.show_message(f"“{footage.title}” {why}. Its memories are on the timeline and in the memory panel.")
@@ -142,7 +150,7 @@ class FootageView(QWidget):
         """Go to absolute time `ts`: in the open footage, or in the footage of that day that holds it."""
         footage = self.current
         if footage is not None and footage.start <= ts <= footage.start + footage.duration:
-            if footage.kind == "video" and self.player.loaded:
+            if playable(footage) and self.player.loaded:
                 self.player.seek(ts - footage.start)
             else:
                 self._set_playhead(ts)
@@ -207,9 +215,9 @@ class FootageView(QWidget):
             return False
         offset = evidence.offset if evidence.offset is not None else evidence.start - footage.start
         length = max(0.0, evidence.end - evidence.start)
-        if not self.open_footage(footage.id, at=offset, play=footage.kind == "video"):
+        if not self.open_footage(footage.id, at=offset, play=playable(footage)):
             return False
-        if footage.kind == "video":
+        if playable(footage):
             self.player.set_loop(offset, offset + length)
         self.timeline.highlight_evidence(index)
         self.timeline.set_loop((footage.start + offset, footage.start + offset + length))
@@ -234,7 +242,7 @@ class FootageView(QWidget):
         if footage is None:
             self.message.emit("This hit's footage is no longer in the library.")
             return False
-        if not self.open_footage(footage.id, at=hit.offset, play=footage.kind == "video"):
+        if not self.open_footage(footage.id, at=hit.offset, play=playable(footage)):
             return False
         pad = max(10.0, hit.end - hit.start)
         self.timeline.show_range(hit.start - pad, hit.end + pad)

@@ -19,8 +19,15 @@ from PySide6.QtWidgets import (
 )
 
 from egodesk.gui.activity import ActivityModel, ActivityView
+from egodesk.media.probe import SUPPORTED_EXTENSIONS
+from egodesk.pipeline.ingest import TEXT_SUFFIXES
 
-VIDEO_FILTER = "Footage and text tracks (*.mp4 *.mov *.mkv *.avi *.m4v *.webm *.jsonl *.srt *.vtt);;All files (*)"
+# What a folder import takes, and text tracks; named by content, so "All files" may hold footage too.
+VIDEO_FILTER = (
+    "Videos, photos, voice notes and text tracks ("
+    + " ".join(f"*{suffix}" for suffix in sorted(SUPPORTED_EXTENSIONS | TEXT_SUFFIXES))
+    + ");;All files (*)"
+)
 
 
 class ImportDialog(QDialog):

@@ -1,5 +1,5 @@
-"""The library panel: footage grouped by day, with duration, indexing state (searchable, and whether
-its LLM-built memories are still building) and thumbnail.
+"""The library panel: footage grouped by day, with duration (or "photo"), indexing state (searchable, and
+whether its LLM-built memories are still building; "file missing" when its file is gone) and thumbnail.
 Double-click opens a footage; the context menu forgets it or shows the file."""
 
 from __future__ import annotations
@@ -26,7 +26,10 @@ MEMORY_TEXT = {
 
 
 def state_text(footage: Any) -> str:
-    """'searchable · memories building…' once a search can find it, else its indexing state."""
+    """'searchable · memories building…' once a search can find it, else its indexing state; 'file missing'
+    before all when its file is gone (its memories stay: the tooltip has the rest)."""
+    if footage.missing:
+        return "file missing"
     if footage.searchable and footage.state in MEMORY_TEXT:
         return f"searchable · {MEMORY_TEXT[footage.state]}"
     stages = footage.stages or {}
@@ -35,6 +38,13 @@ def state_text(footage: Any) -> str:
         done = sum(1 for s in stages.values() if s == "done")
         text += f" {done}/{len(stages)}"
     return text
+
+
+def length_text(footage: Any) -> str:
+    """A photo is a moment, not a length; a voice note says it is sound only."""
+    if footage.kind == "photo":
+        return "photo"
+    return f"sound {fmt_duration(footage.duration)}" if footage.kind == "audio" else fmt_duration(footage.duration)
 
 
 class LibraryPanel(QWidget):
@@ -93,16 +103,15 @@ class LibraryPanel(QWidget):
             self.tree.addTopLevelItem(day_item)
             day_item.setFirstColumnSpanned(True)
             for f in items:
-                item = QTreeWidgetItem(
-                    [f.title or Path(f.path).name, fmt_clock(f.start), fmt_duration(f.duration), state_text(f)]
-                )
+                item = QTreeWidgetItem([f.title or Path(f.path).name, fmt_clock(f.start), length_text(f), state_text(f)])
                 item.setData(0, Qt.ItemDataRole.UserRole, f.id)
-                item.setToolTip(0, f"{f.path}\n{f.kind}" + (f"\n{f.error}" if f.error else ""))
+                gone = "\nthe file is gone (moved, deleted, or on a card taken out); its memories are kept" if f.missing else ""
+                item.setToolTip(0, f"{f.path}\n{f.kind}" + (f"\n{f.error}" if f.error else "") + gone)
                 item.setToolTip(3, f.error or ", ".join(f"{k}: {v}" for k, v in (f.stages or {}).items()))
                 pixmap = thumbnail_pixmap(f.thumbnail, THUMB.width(), THUMB.height())
                 if pixmap is not None:
                     item.setIcon(0, QIcon(pixmap))
-                if f.state == "failed":
+                if f.state == "failed" or f.missing:
                     item.setForeground(3, Qt.GlobalColor.red)
                 day_item.addChild(item)
                 if f.id == selected:

@@ -41,6 +41,7 @@ from egodesk.retrieval.registry import strategy_names
 if TYPE_CHECKING:
     from egodesk.pipeline.ingest import AddReport
     from egodesk.pipeline.library import Library
+    from egodesk.pipeline.watch import WatchReport
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,7 @@ class MainWindow(QMainWindow):
         self.layout_store = QSettings(str(Path(self.root) / "gui.ini"), QSettings.Format.IniFormat)
         self.runner = runner or TaskRunner(self)
         self.import_task: Task | None = None
+        self.watch_task: Task | None = None
         self._queued: list[Path] = []
         self.setObjectName("main-window")
         self.setWindowTitle(f"egodesk {__version__} — {self.root}")
@@ -114,6 +116,7 @@ class MainWindow(QMainWindow):
         self.activity.resume_requested.connect(self.resume_import)
         self._restore_layout()
         self.refresh_library(then=self.reopen.restore)
+        self.watch_folders()
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -345,6 +348,34 @@ class MainWindow(QMainWindow):
         for view in self.activity_views:
             view.set_state(running, unfinished)
 
+    # -- watched folders ---------------------------------------------------------------------------
+
+    def watch_folders(self) -> Task | None:
+        """While the window is open, one background task watches the library's watched folders (started
+        when there are some). Folders added or removed later reach it through the settings file."""
+        if not self.library.settings.watched_folders or (self.watch_task is not None and self.watch_task.running):
+            return self.watch_task
+        self.watch_task = self.runner.run(
+            ops.watch_folders,
+            self.root,
+            label="Watch",
+            on_progress=self._on_import_progress,
+            on_partial=self._watched,
+            on_failure=lambda message: self._show_note(f"Watching the folders stopped: {message}"),
+        )
+        return self.watch_task
+
+    def _watched(self, report: WatchReport) -> None:
+        """News from the watched folders: problems to Activity, a word in the status bar."""
+        problems = list(report.errors) + [(path, "the file is gone; its memories are kept") for path, _ in report.missing]
+        problems += [(folder, "watched folder not found (unplugged or removed?)") for folder in report.folders_gone]
+        self.activity_model.add_problems(problems)
+        if report.added:
+            names = ", ".join(Path(path).name for path, _ in report.added[:3]) + ("…" if len(report.added) > 3 else "")
+            self.statusBar().showMessage(f"From the watched folders: {names}", 6000)
+        elif problems:
+            self._show_note("; ".join(line for line in report.lines() if not line.startswith("skipped")))
+
     # -- dropping files ----------------------------------------------------------------------------
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
@@ -427,6 +458,7 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, "Settings", f"Could not save the settings: {exc}")
             return
         self.statusBar().showMessage("Settings saved.", 4000)
+        self.watch_folders()
 
     # -- layout and closing ------------------------------------------------------------------------
 

@@ -67,6 +67,17 @@ def import_paths(ctx: WorkerContext, root: str, paths: list[str], resume: bool =
     return outcome
 
 
+@changes(FOOTAGE)
+def watch_folders(ctx: WorkerContext, root: str) -> None:
+    """Watch the library's watched folders until stopped (the window closing ends it): each file that has
+    stopped growing is imported and indexed (`pipeline.watch`); what each scan did comes back as a
+    partial result (`WatchReport`), the indexing as progress."""
+    from egodesk.pipeline.watch import watch
+
+    watch(_library(root), progress=ctx.progress, on_report=ctx.partial, should_stop=ctx.should_stop)
+    raise StopRequested("stopped watching the folders")
+
+
 def ask(ctx: WorkerContext, root: str, question: str, options: list[str] | None, strategy: str | None, k: int | None):
     """Run warm (see TaskRunner): the library and its models stay loaded for the next question. The
     window hears of the moments found, ("evidence", [Evidence]), and each new piece of the answer,

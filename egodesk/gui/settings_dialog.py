@@ -1,6 +1,7 @@
 """The settings dialog, generated from the typed Settings schema: one tab per group, one editor per field
 (Literal -> combo box, bool -> check box, int/float with limits -> spin box, str -> line edit, a
-browse button for paths). Every edit is validated against the schema; errors show under the field.
+browse button for paths, a list of folders -> a list with Add folder… and Remove). Every edit is
+validated against the schema; errors show under the field.
 Above the tabs, the data folder: where the library lives. It is not a library setting (the settings are
 stored inside the library), so the dialog hands it back on its own for the window to switch to."""
 
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QListWidget,
     QPushButton,
     QScrollArea,
     QSpinBox,
@@ -35,6 +37,7 @@ from PySide6.QtWidgets import (
 from egodesk.core.paths import HOME_ENV
 from egodesk.core.settings import ENV_PREFIX, Settings
 from egodesk.gui.widgets import message_label, show_message
+from egodesk.pipeline.watch import watched_with
 
 SPIN_MAX = 1_000_000
 
@@ -53,6 +56,48 @@ def _limits(info) -> tuple[float | None, float | None]:
     return low, high
 
 
+class FolderList(QWidget):
+    """A list of folders with Add folder… and Remove: the watched folders."""
+
+    def __init__(self, title: str, parent: QWidget, on_change):
+        super().__init__(parent)
+        self.title = title
+        self.list = QListWidget(self)
+        self.list.setMinimumHeight(90)
+        add = QPushButton("Add folder…", self)
+        add.setObjectName("add-folder")
+        add.clicked.connect(self._add)
+        self.remove = QPushButton("Remove", self)
+        self.remove.setObjectName("remove-folder")
+        self.remove.clicked.connect(lambda: self.list.takeItem(self.list.currentRow()))
+        self.list.model().rowsInserted.connect(on_change)
+        self.list.model().rowsRemoved.connect(on_change)
+        buttons = QVBoxLayout()
+        buttons.addWidget(add)
+        buttons.addWidget(self.remove)
+        buttons.addStretch(1)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.list, 1)
+        layout.addLayout(buttons)
+
+    def _add(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, self.title)
+        if folder:
+            self.add_folder(folder)
+
+    def add_folder(self, folder: str) -> None:
+        if folder not in self.folders():
+            self.list.addItem(folder)
+
+    def folders(self) -> list[str]:
+        return [self.list.item(i).text() for i in range(self.list.count())]
+
+    def set_folders(self, folders: list[str]) -> None:
+        self.list.clear()
+        self.list.addItems(folders)
+
+
 class FieldEditor:
     """One field's editor widget with a uniform get/set and a change callback."""
 
@@ -64,6 +109,8 @@ class FieldEditor:
             for choice in choices or typing.get_args(annotation):
                 self.widget.addItem(str(choice), choice)
             self.widget.currentIndexChanged.connect(on_change)
+        elif annotation == list[str]:  # folders (the only list setting)
+            self.widget = FolderList(info.title or name, parent, on_change)
         elif annotation is bool:
             self.widget = QCheckBox(parent)
             self.widget.toggled.connect(on_change)
@@ -86,6 +133,8 @@ class FieldEditor:
             return self.widget.currentData()
         if isinstance(self.widget, QCheckBox):
             return self.widget.isChecked()
+        if isinstance(self.widget, FolderList):
+            return self.widget.folders()
         if isinstance(self.widget, (QSpinBox, QDoubleSpinBox)):
             return self.widget.value()
         return self.widget.text()
@@ -97,6 +146,8 @@ class FieldEditor:
             self.widget.setCurrentIndex(self.widget.findData(value))
         elif isinstance(self.widget, QCheckBox):
             self.widget.setChecked(bool(value))
+        elif isinstance(self.widget, FolderList):
+            self.widget.set_folders(list(value))
         elif isinstance(self.widget, (QSpinBox, QDoubleSpinBox)):
             self.widget.setValue(value)
         else:
@@ -260,9 +311,28 @@ class SettingsDialog(QDialog):
                     bad.add(name)
             show_message(self.summary, f"{exc.error_count()} setting(s) need fixing before they can be saved.", "error")
             settings = None
+        watch_error = self._watched_folder_error()
+        if watch_error:
+            show_message(self.errors["watched_folders"], watch_error, "error")
+            bad.add("watched_folders")
         self._mark_tabs(bad)
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(settings is not None and not folder_error)
-        return None if folder_error else settings
+        ok = settings is not None and not folder_error and not watch_error
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(ok)
+        return settings if ok else None
+
+    def _watched_folder_error(self) -> str:
+        """A folder added to the watched ones must be one that can be watched (`watched_with` says why not);
+        one watched before stays even while it is not there (a card taken out)."""
+        if self.data_folder is None:  # no library to keep out of them
+            return ""
+        for folder in self.editors["watched_folders"].value():
+            if folder in self.original.watched_folders:
+                continue
+            try:
+                watched_with(self.original, self.data_folder, folder)
+            except ValueError as exc:
+                return str(exc)
+        return ""
 
     def _mark_tabs(self, bad: set[str]) -> None:
         """A tab holding an invalid field says so, since its error is out of sight on another tab."""
