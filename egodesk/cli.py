@@ -87,13 +87,14 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true")
     doctor.set_defaults(func=_cmd_doctor)
 
-    from egodesk.commands import ask, ingest, memory, search, watch
+    from egodesk.commands import ask, ingest, keep, memory, search, watch
 
     ingest.register(sub)
     watch.register(sub)
     memory.register(sub)
     ask.register(sub)
     search.register(sub)
+    keep.register(sub)
     return parser
 
 

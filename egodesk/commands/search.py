@@ -7,7 +7,7 @@ import json
 import sys
 from dataclasses import asdict
 
-from egodesk.core.timeutil import format_ts
+from egodesk.core.timeutil import clock, format_ts
 
 
 def marked(text: str, marks: list[tuple[int, int]], start: str, end: str) -> str:
@@ -17,12 +17,6 @@ def marked(text: str, marks: list[tuple[int, int]], start: str, end: str) -> str
         out += [text[at:a], start, text[a:b], end]
         at = b
     return "".join(out) + text[at:]
-
-
-def clock(seconds: float) -> str:
-    """Seconds into a file as h:mm:ss."""
-    whole = int(seconds)
-    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
 
 
 def cmd_search(args: argparse.Namespace) -> int:

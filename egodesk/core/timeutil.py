@@ -42,6 +42,27 @@ def format_ts(ts: float, with_date: bool = True) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S")
 
 
+def clock(seconds: float) -> str:
+    """Seconds into a file as h:mm:ss (whole seconds: how a person reads a player's position)."""
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
+def parse_clock(text: str) -> float:
+    """Seconds into a file from "75", "75.5", "1:15" or "0:01:15.5"; ValueError naming the text otherwise."""
+    parts = text.strip().split(":")
+    try:
+        values = [float(p) for p in parts] if len(parts) <= 3 else []
+    except ValueError:
+        values = []
+    if not values or not all(0 <= v < float("inf") for v in values) or any(v >= 60 for v in values[1:]):
+        raise ValueError(f"{text!r} is not a time into the footage (say 75, 1:15 or 0:01:15.5)")
+    seconds = 0.0
+    for value in values:
+        seconds = seconds * 60 + value
+    return seconds
+
+
 def utc_to_local_ts(moment: datetime) -> float:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)

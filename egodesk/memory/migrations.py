@@ -2,7 +2,8 @@
 in its own transaction, so an interrupted upgrade resumes cleanly. Version 1 creates every table of
 `schema` and `record_tables`; version 2 adds the record tables to a database made before they existed (on a
 new one it finds them there and does nothing); version 3 adds the search-as-you-type index
-(`textsearch`) and fills it from what is stored."""
+(`textsearch`) and fills it from what is stored; version 4 adds the kept moments (`keep`: stars and notes)
+and the notes' rows in that index."""
 
 from __future__ import annotations
 
@@ -12,14 +13,25 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
 from egodesk.memory import record_tables, textsearch
-from egodesk.memory.schema import Base
+from egodesk.memory.schema import Base, Note, Star
 
 
 def _v1_create(conn: Connection) -> None:
     Base.metadata.create_all(conn)
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_v1_create, record_tables.create_tables, textsearch.create_text_search]
+def _v4_kept_moments(conn: Connection) -> None:
+    """The star and note tables (a new library has them from version 1), and the notes in the search index."""
+    Base.metadata.create_all(conn, tables=[Base.metadata.tables[t.__tablename__] for t in (Star, Note)], checkfirst=True)
+    textsearch.index_notes(conn)
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [
+    _v1_create,
+    record_tables.create_tables,
+    textsearch.create_text_search,
+    _v4_kept_moments,
+]
 
 
 def current_version(conn: Connection) -> int:

@@ -6,7 +6,10 @@ Per footage:
   strategy's index) with children kind="subchunk" (space "subchunk", parent_id = the caption unit);
 - the transcript segments of each clip become one Unit kind="transcript" ("Speaker: words" lines,
   the segments' time span; space "transcript") with subchunk children too, so parent retrieval
-  reaches speech as well as sight.
+  reaches speech as well as sight;
+- each of the person's notes on a moment (`keep`) becomes a Unit kind="note" ("My note: ..." so the
+  answerer reads whose words they are; space "note") with subchunk children, in the clip its moment
+  starts in: a note is evidence of its moment like what was seen and said there.
 Every child inherits its parent's time interval (the paper: a chunk keeps the interval of its clip).
 
 The build is idempotent and incremental (`unitsync`): a rerun keeps unchanged parents, replaces
@@ -27,13 +30,14 @@ from sqlalchemy.orm import Session
 
 from egodesk.core.settings import Settings
 from egodesk.memory.indices import IndexManager
-from egodesk.memory.schema import Caption, Clip, TranscriptSegment, Unit
-from egodesk.memory.speech import segment_clip, transcript_line
+from egodesk.memory.schema import Caption, Clip, Note, TranscriptSegment, Unit
+from egodesk.memory.speech import clip_holding, segment_clip, transcript_line
 from egodesk.memory.store import Store
 from egodesk.memory.unitsync import sync_units
 
 BUILDER = "parent-child"
-CAPTION, TRANSCRIPT, SUBCHUNK = "caption", "transcript", "subchunk"
+CAPTION, TRANSCRIPT, NOTE, SUBCHUNK = "caption", "transcript", "note", "subchunk"
+NOTE_PREFIX = "My note: "
 # A sentence shorter than this joins its neighbour: "Yes." or "Hi Mel!" alone matches everything.
 MIN_SUBCHUNK_CHARS = 40
 
@@ -59,7 +63,7 @@ class BuildReport:
 
 @dataclass
 class _Parent:
-    key: str  # "caption:<caption id>" or "transcript:<clip id or first segment id>"
+    key: str  # "caption:<caption id>", "transcript:<clip id or first segment id>" or "note:<note id>"
     kind: str
     clip_id: int | None
     start: float
@@ -128,6 +132,11 @@ def _parents(session: Session, footage_id: int) -> list[_Parent]:
         text = "\n".join(line for line in map(transcript_line, group) if line)
         if text:
             out.append(_Parent(key, TRANSCRIPT, clip_of[key], min(s.start_ts for s in group), max(s.end_ts for s in group), text))
+    for note in session.scalars(select(Note).where(Note.footage_id == footage_id).order_by(Note.start_ts, Note.id)):
+        clip = clip_holding(clips, note.start_ts)
+        out.append(
+            _Parent(f"note:{note.id}", NOTE, clip.id if clip else None, note.start_ts, note.end_ts, NOTE_PREFIX + note.text)
+        )
     for parent in out:
         parent.digest = hashlib.sha1(f"{parent.start}|{parent.end}|{parent.text}".encode()).hexdigest()
     return out
@@ -192,7 +201,7 @@ def _add(
     texts = sorted({u.text for u in parents} | {u.text for u in children})
     matrix = embedder.embed_documents(texts)
     row = {text: i for i, text in enumerate(texts)}
-    for space in (CAPTION, TRANSCRIPT):
+    for space in (CAPTION, TRANSCRIPT, NOTE):
         units = [u for u in parents if u.kind == space]
         if units:
             index_manager.add(space, [u.id for u in units], matrix[[row[u.text] for u in units]], embedder.model_id, session=s)

@@ -1,5 +1,6 @@
 """The library's ORM tables (SQLAlchemy declarative models): footage, jobs, clips, keyframes, transcript
-segments, captions, memory units, their vectors and the index manifest.
+segments, captions, memory units, their vectors, the index manifest, and the moments a person kept (stars
+and notes).
 
 Only the table definitions live here, so the store (engine and sessions), the migrations and the builders'
 own tables (record_tables) can all import them without importing each other. Deleting a footage cascades
@@ -171,3 +172,34 @@ class IndexInfo(Base):
     file: Mapped[str] = mapped_column(Text, default="")
     sha256: Mapped[str] = mapped_column(String(64), default="")
     built_at: Mapped[float] = mapped_column(Float, default=time.time)
+
+
+class Star(Base):
+    """A moment a person starred: a time span of one footage (wall-clock seconds, like every span here).
+    Starring the same span again is the same star (unique), so a double click cannot make two."""
+
+    __tablename__ = "star"
+    __table_args__ = (UniqueConstraint("footage_id", "start_ts", "end_ts"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    footage_id: Mapped[int] = mapped_column(ForeignKey("footage.id", ondelete="CASCADE"), index=True)
+    start_ts: Mapped[float] = mapped_column(Float)
+    end_ts: Mapped[float] = mapped_column(Float)
+    created_at: Mapped[float] = mapped_column(Float, default=time.time)
+
+
+class Note(Base):
+    """A person's note on a moment of one footage. It is theirs, not derived: no rebuild recreates it, so
+    only the person (or forgetting the footage) deletes it. The search index and the parent-child memory
+    hold copies of its text that follow it."""
+
+    __tablename__ = "note"
+    __table_args__ = (Index("ix_note_time", "start_ts", "end_ts"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    footage_id: Mapped[int] = mapped_column(ForeignKey("footage.id", ondelete="CASCADE"), index=True)
+    start_ts: Mapped[float] = mapped_column(Float)
+    end_ts: Mapped[float] = mapped_column(Float)
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[float] = mapped_column(Float, default=time.time)
+    updated_at: Mapped[float] = mapped_column(Float, default=time.time)

@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Protocol, TypeVar
 
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
 from egodesk.memory.schema import TranscriptSegment
 
 
@@ -72,3 +75,14 @@ def clip_speech(segments: Iterable[TranscriptSegment], clips: Sequence[_Span]) -
         if home in out and (line := transcript_line(seg)):
             out[home].append(line)
     return out
+
+
+def lines_between(session: Session, footage_id: int, start: float, end: float) -> list[tuple[float, float, str]]:
+    """The transcript lines ("Speaker: words") of a footage that overlap [start, end] (wall-clock), with
+    their own start and end, in time order: what an exported moment's subtitles show."""
+    segments = session.scalars(
+        select(TranscriptSegment)
+        .where(TranscriptSegment.footage_id == footage_id, TranscriptSegment.start_ts < end, TranscriptSegment.end_ts > start)
+        .order_by(TranscriptSegment.start_ts, TranscriptSegment.idx)
+    )
+    return [(seg.start_ts, seg.end_ts, line) for seg in segments if (line := transcript_line(seg))]

@@ -1,6 +1,7 @@
 """The search-as-you-type index: one SQLite FTS5 table over every text a library holds for a moment:
 what was said (transcript segments), what was on screen (keyframe OCR), what the tagger saw (keyframe
-labels), the clip captions and the memories (consolidated memory entries and EgoCITE atomic statements).
+labels), the clip captions, the memories (consolidated memory entries and EgoCITE atomic statements) and
+the person's own notes on moments (added by migration 4, `index_notes`).
 
 Triggers on the source tables keep it in step: a stage's rows and their index rows are written in the
 stage's own transaction, so a footage is searchable stage by stage while the import runs and a crash
@@ -21,7 +22,7 @@ TABLE = "text_search"
 VOCAB_TABLE = "text_search_vocab"  # fts5vocab: each indexed word and the rows holding it
 ROWID_SPAN = 8
 # kind -> rowid code; the kinds a hit reports
-KIND_CODES = {"speech": 1, "screen": 2, "tags": 3, "caption": 4, "memory": 5}
+KIND_CODES = {"speech": 1, "screen": 2, "tags": 3, "caption": 4, "memory": 5, "note": 6}
 MEMORY_KINDS = ("memory-entry", "atomic")
 
 _COLUMNS = "rowid, text, kind, footage_id, clip_id, start_ts, end_ts"
@@ -71,7 +72,16 @@ _SOURCES: dict[str, tuple[str, str, str, str]] = {
         "{a}.kind IN " + _MEMORY + " AND {a}.text != ''",
         "kind, text, start_ts, end_ts, clip_id",
     ),
+    "note": (
+        "note",
+        "{rowid}, {a}.text, 'note', {a}.footage_id, (SELECT id FROM clip WHERE clip.footage_id = {a}.footage_id "
+        "AND clip.start_ts <= {a}.start_ts ORDER BY clip.start_ts DESC LIMIT 1), {a}.start_ts, {a}.end_ts",
+        "{a}.text != ''",
+        "text, start_ts, end_ts",
+    ),
 }
+# The kinds migration 3 indexed; later kinds come with the migration that adds their table.
+FIRST_KINDS = ("speech", "screen", "tags", "caption", "memory")
 
 
 def _select(kind: str, alias: str) -> tuple[str, str]:
@@ -95,8 +105,16 @@ def _triggers(kind: str) -> list[str]:
     ]
 
 
+def _index_kind(conn: Connection, kind: str) -> None:
+    """The triggers that keep one kind's rows in step, and the rows of what is already stored."""
+    for trigger in _triggers(kind):
+        conn.execute(text(trigger))
+    columns, where = _select(kind, "s")
+    conn.execute(text(f"INSERT INTO {TABLE}({_COLUMNS}) SELECT {columns} FROM {_SOURCES[kind][0]} AS s WHERE {where}"))
+
+
 def create_text_search(conn: Connection) -> None:
-    """Migration: the FTS5 table, its triggers, and the rows of everything already stored."""
+    """Migration 3: the FTS5 table, its triggers, and the rows of everything already stored."""
     conn.execute(
         text(
             f"CREATE VIRTUAL TABLE {TABLE} USING fts5(text, kind UNINDEXED, footage_id UNINDEXED, clip_id UNINDEXED, "
@@ -104,8 +122,10 @@ def create_text_search(conn: Connection) -> None:
         )
     )
     conn.execute(text(f"CREATE VIRTUAL TABLE {VOCAB_TABLE} USING fts5vocab({TABLE}, row)"))
-    for kind, (table, *_rest) in _SOURCES.items():
-        for trigger in _triggers(kind):
-            conn.execute(text(trigger))
-        columns, where = _select(kind, "s")
-        conn.execute(text(f"INSERT INTO {TABLE}({_COLUMNS}) SELECT {columns} FROM {table} AS s WHERE {where}"))
+    for kind in FIRST_KINDS:
+        _index_kind(conn, kind)
+
+
+def index_notes(conn: Connection) -> None:
+    """Part of migration 4: the person's notes join the index (their table exists by then)."""
+    _index_kind(conn, "note")

@@ -19,12 +19,16 @@ from egodesk.core.paths import LibraryPaths
 from egodesk.core.settings import Settings
 from egodesk.core.timeutil import now_ts
 from egodesk.core.types import FootageKind, Progress
+from egodesk.media.export import ExportReport, export_range
+from egodesk.memory import keep
+from egodesk.memory.keep import KeepError, KeptMoment
+from egodesk.memory.speech import lines_between
 from egodesk.memory.store import Caption, Clip, Footage, Job, Keyframe, Store, TranscriptSegment
 from egodesk.perception.ocr import TEXT_BREAK, screen_texts
 from egodesk.pipeline.asking import question_in_flight
 from egodesk.pipeline.engines import Engines
 from egodesk.pipeline.ingest import PIPELINE_STAGES, AddReport, add_paths
-from egodesk.pipeline.jobs import is_searchable
+from egodesk.pipeline.jobs import is_searchable, stage_states
 from egodesk.pipeline.runner import run, worker_lock
 from egodesk.retrieval.search import SearchResult, TextSearch
 
@@ -297,6 +301,57 @@ class Library:
         (`retrieval.search`: quoted phrases exact, other words also heard alike), grouped by footage and
         time, each hit with its matching words marked; footage still indexing shows what it holds so far."""
         return self._text_search.search(text, limit)
+
+    # --- kept moments: stars, notes, exports ------------------------------------------------------
+    def star(self, footage_id: int, start: float, end: float) -> int:
+        """Star a moment (wall-clock span of a footage); its star id (`memory.keep` says the rules)."""
+        return keep.star(self.store, footage_id, start, end)
+
+    def unstar(self, star_id: int) -> None:
+        keep.unstar(self.store, star_id)
+
+    def kept(self, kinds: tuple[str, ...] = ("star", "note"), footage_id: int | None = None) -> list[KeptMoment]:
+        """The starred moments and the notes, in time order."""
+        return keep.kept(self.store, kinds, footage_id)
+
+    def add_note(self, footage_id: int, start: float, end: float, text: str) -> int:
+        """Write a note on a moment; it is searchable at once and evidence for questions (`_notes_changed`)."""
+        note_id = keep.add_note(self.store, footage_id, start, end, text)
+        self._notes_changed(footage_id)
+        return note_id
+
+    def edit_note(self, note_id: int, text: str) -> None:
+        self._notes_changed(keep.edit_note(self.store, note_id, text))
+
+    def delete_note(self, note_id: int) -> None:
+        self._notes_changed(keep.delete_note(self.store, note_id))
+
+    def _notes_changed(self, footage_id: int) -> None:
+        """Bring the footage's parent-child memory up to date with its notes, so questions find them as
+        evidence of their moment: only the changed note's units are embedded again (`unitsync`). A footage
+        whose parent-child stage has not run yet gets its notes when it runs. The note's row is already
+        committed, so a failure here loses nothing: the next build of that memory adds it."""
+        from egodesk.memory.parent_child import build_parent_child
+
+        with self.store.session() as session:
+            state = stage_states(session, footage_id).get("memory-parent")
+        if state in ("done", "running"):
+            build_parent_child(self.store, self.engines.index_manager, self.engines.embedder, footage_id, self.settings)
+
+    def export(self, footage_id: int, start: float, end: float, out: str | os.PathLike, overwrite: bool = False) -> ExportReport:
+        """Write a moment (wall-clock span) of a video footage to an MP4 file with its transcript as
+        subtitles (`media.export`: stream copy when the cut starts on a keyframe). Raises ValueError
+        (`KeepError`, `MediaError`) with the reason; the library is only read."""
+        with self.store.session() as session:
+            footage = session.get(Footage, footage_id)
+            if footage is None:
+                raise KeepError(f"there is no footage {footage_id} in this library")
+            if footage.kind != "video":
+                raise KeepError(f"“{footage.title}” is text only (imported captions or transcripts): there is no video")
+            keep.check_span(footage, start, end)
+            origin, path = footage.start_ts, footage.path
+            lines = [(a - origin, b - origin, line) for a, b, line in lines_between(session, footage_id, start, end)]
+        return export_range(path, start - origin, min(end, footage.end_ts) - origin, out, lines, overwrite)
 
     # --- memory -------------------------------------------------------------------------------
     def forget(self, footage_id: int, start: float | None = None, end: float | None = None):

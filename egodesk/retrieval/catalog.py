@@ -24,8 +24,9 @@ from sqlalchemy import func, select
 from egodesk.core.types import Evidence
 from egodesk.memory.store import Footage, Store, Unit
 
-# The units a reasoner reads in parent retrieval: a clip's caption, or its transcript group.
-PARENT_KINDS = ("caption", "transcript")
+# The units a reasoner reads in parent retrieval: a clip's caption, its transcript group, or a person's note
+# on a moment (`memory.parent_child`).
+PARENT_KINDS = ("caption", "transcript", "note")
 
 
 @dataclass
