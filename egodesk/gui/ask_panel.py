@@ -53,6 +53,7 @@ DRAFT_STOP_GRACE_S = 15.0
 class AskPanel(QWidget):
     answer_ready = Signal(object)  # Answer
     asking_changed = Signal(bool)
+    keep_requested = Signal(str, object, float, float)  # a chip's keep action: action, footage id, start, end
 
     def __init__(
         self,
@@ -346,6 +347,9 @@ class AskPanel(QWidget):
         for i, ev in enumerate(evidence):
             chip = EvidenceChip(i, ev, self.thumbnail_for(ev), ev.unit_id in cited, self.chip_box)
             chip.clicked.connect(self.selection.select)
+            chip.keep_requested.connect(
+                lambda action, _i, ev=ev: self.keep_requested.emit(action, ev.footage_id, ev.start, ev.end)
+            )
             self.chips.append(chip)
         self._arrange_chips()
 

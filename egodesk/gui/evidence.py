@@ -1,5 +1,5 @@
-"""Evidence chips (one retrieved moment: thumbnail, time, source, snippet; click to watch it) and the
-retrieval inspector (per unit: strategy, view, ranks, scores; tokens and timings of the answer)."""
+"""Evidence chips (one retrieved moment: thumbnail, time, source, snippet; click to watch it, right-click to
+star, note or export it) and the retrieval inspector (per unit: strategy, view, ranks, scores; tokens and timings of the answer)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QMouseEvent
-from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QTreeWidget, QTreeWidgetItem, QWidget
+from PySide6.QtGui import QContextMenuEvent, QMouseEvent
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QMenu, QTreeWidget, QTreeWidgetItem, QWidget
 
 from egodesk.core.types import Answer, Evidence
 from egodesk.gui.formatting import elide, fmt_duration, fmt_moment
+from egodesk.gui.kept import add_keep_actions
 from egodesk.gui.widgets import thumbnail_pixmap
 
 THUMB_W, THUMB_H = 96, 54
@@ -24,6 +25,7 @@ def chip_name(index: int) -> str:
 
 class EvidenceChip(QFrame):
     clicked = Signal(int)
+    keep_requested = Signal(str, int)  # a keep action (`kept.KEEP_ACTIONS`), this chip's index
 
     def __init__(self, index: int, evidence: Evidence, thumbnail: Path | None, cited: bool, parent: QWidget | None = None):
         super().__init__(parent)
@@ -35,7 +37,9 @@ class EvidenceChip(QFrame):
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setFrameShape(QFrame.Shape.StyledPanel)
         duration = evidence.end - evidence.start
-        self.setToolTip(f"{evidence.text}\n\nClick to watch this moment (it loops until you stop it).")
+        self.setToolTip(
+            f"{evidence.text}\n\nClick to watch this moment (it loops until you stop it); right-click to star, note or export it."
+        )
 
         thumb = QLabel(self)
         thumb.setFixedSize(THUMB_W, THUMB_H)
@@ -77,6 +81,11 @@ class EvidenceChip(QFrame):
         if event.button() == Qt.MouseButton.LeftButton:
             self.clicked.emit(self.index)
         super().mousePressEvent(event)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        menu = QMenu(self)
+        add_keep_actions(menu, lambda action: self.keep_requested.emit(action, self.index))
+        menu.exec(event.globalPos())
 
 
 class Inspector(QWidget):

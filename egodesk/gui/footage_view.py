@@ -238,14 +238,19 @@ class FootageView(QWidget):
     def play_hit(self, index: int) -> bool:
         """Open hit `index`'s footage at the hit and play it there, the timeline around it."""
         hit = self.search_hits[index]
-        footage = self.footage.get(hit.footage_id)
+        return self.play_moment(hit.footage_id, hit.start, hit.end)
+
+    def play_moment(self, footage_id: int, start: float, end: float) -> bool:
+        """Open a footage at a moment (wall-clock span: a search hit, a starred moment, a note) and play
+        it from its start, the timeline around it."""
+        footage = self.footage.get(footage_id)
         if footage is None:
-            self.message.emit("This hit's footage is no longer in the library.")
+            self.message.emit("This moment's footage is no longer in the library.")
             return False
-        if not self.open_footage(footage.id, at=hit.offset, play=playable(footage)):
+        if not self.open_footage(footage.id, at=start - footage.start, play=playable(footage)):
             return False
-        pad = max(10.0, hit.end - hit.start)
-        self.timeline.show_range(hit.start - pad, hit.end + pad)
+        pad = max(10.0, end - start)
+        self.timeline.show_range(start - pad, end + pad)
         return True
 
     def _on_loop(self, loop: tuple[float, float] | None) -> None:

@@ -1,5 +1,5 @@
-"""The main window: library (left), player and timeline (centre), ask and memory (right), activity
-(bottom). It wires the views together, runs long work through the one task runner, reads the library
+"""The main window: library, search and starred moments (left), player and timeline (centre), ask and memory
+(right), activity (bottom). It wires the views together, runs long work through the one task runner, reads the library
 off the GUI thread (`Reads`), and remembers its layout in the library folder (so each library keeps its
 own layout and question history) and where it was left, for the next start (`Reopen`)."""
 
@@ -26,6 +26,7 @@ from egodesk.gui.footage_view import FootageView
 from egodesk.gui.formatting import fmt_clock
 from egodesk.gui.help import AboutDialog, LogDialog, open_folder
 from egodesk.gui.import_dialog import VIDEO_FILTER, ImportDialog
+from egodesk.gui.kept import Keeping, KeptPanel
 from egodesk.gui.library_panel import LibraryPanel
 from egodesk.gui.memory_browser import MemoryBrowser
 from egodesk.gui.model_manager import ModelManager
@@ -78,6 +79,8 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.view)
         self.library_panel = LibraryPanel(self)
         self.search_panel = SearchPanel(library.search, self.reads, self)
+        self.kept_panel = KeptPanel(self)
+        self.keeping = Keeping(self.runner, self.root, lambda: self.view.footage, self)
         self.ask_panel = AskPanel(self.runner, self.root, self.layout_store, self.selection, self.thumbnail_for, self)
         self.activity_model = ActivityModel(self.footage_title, self)
         self.activity = ActivityView(self.activity_model, self)
@@ -86,6 +89,7 @@ class MainWindow(QMainWindow):
         self.docks = {
             "library": self._dock("Library", self.library_panel, Qt.DockWidgetArea.LeftDockWidgetArea),
             "search": self._dock("Search", self.search_panel, Qt.DockWidgetArea.LeftDockWidgetArea),
+            "starred": self._dock("Starred", self.kept_panel, Qt.DockWidgetArea.LeftDockWidgetArea),
             "ask": self._dock("Ask", self.ask_panel, Qt.DockWidgetArea.RightDockWidgetArea),
             "memory": self._dock("Memory", self.memory, Qt.DockWidgetArea.RightDockWidgetArea),
             "activity": self._dock("Activity", self.activity, Qt.DockWidgetArea.BottomDockWidgetArea),
@@ -105,6 +109,13 @@ class MainWindow(QMainWindow):
         self.timeline.forget_requested.connect(self.forget)
         self.search_panel.hits_shown.connect(self.view.mark_search)
         self.search_panel.hit_picked.connect(self.view.play_hit)
+        for view in (self.ask_panel, self.timeline, self.search_panel, self.kept_panel):
+            view.keep_requested.connect(self.keeping.request)
+        self.kept_panel.picked.connect(lambda k: self.view.play_moment(k.footage_id, k.start, k.end))
+        self.kept_panel.unstar_requested.connect(self.keeping.unstar)
+        self.kept_panel.edit_requested.connect(self.keeping.edit)
+        self.kept_panel.delete_requested.connect(self.keeping.delete_note)
+        self.keeping.message.connect(self._show_note)
         focus_search = QAction(self)
         focus_search.setShortcut(QKeySequence.StandardKey.Find)
         focus_search.triggered.connect(lambda: (self.docks["search"].show(), self.search_panel.field.setFocus()))
@@ -116,6 +127,7 @@ class MainWindow(QMainWindow):
         self.activity.resume_requested.connect(self.resume_import)
         self._restore_layout()
         self.refresh_library(then=self.reopen.restore)
+        self.refresh_kept()
         self.watch_folders()
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
@@ -185,6 +197,17 @@ class MainWindow(QMainWindow):
     def _library_changed(self, what: frozenset[str]) -> None:
         if ops.FOOTAGE in what:
             self.schedule_refresh()
+        if ops.KEPT in what or ops.FOOTAGE in what:  # forgetting a footage forgets its stars and notes
+            self.refresh_kept()
+
+    def refresh_kept(self) -> None:
+        """Read the starred moments and notes (off the GUI thread) into the Starred list."""
+        self.reads.read(
+            "kept",
+            self.library.kept,
+            self.kept_panel.set_kept,
+            lambda exc: self._show_note(f"Could not read the starred moments: {exc}"),
+        )
 
     def schedule_refresh(self) -> None:
         if not self._refresh_timer.isActive():

@@ -17,6 +17,7 @@ from egodesk.gui.worker import StopRequested, WorkerContext
 
 _OPEN: dict[str, tuple[int, Any]] = {}  # root -> (settings file mtime, Library), in a warm worker
 FOOTAGE = "footage"  # the footage list and what is stored of each (states, clips, memories)
+KEPT = "kept"  # the starred moments and the notes
 
 Op = TypeVar("Op", bound=Callable[..., Any])
 
@@ -102,6 +103,29 @@ def prepare_to_answer(ctx: WorkerContext, root: str, draft: str = "", options: l
 @changes(FOOTAGE)
 def forget(ctx: WorkerContext, root: str, footage_id: int, start: float | None = None, end: float | None = None) -> None:
     _library(root).forget(footage_id, start, end)
+
+
+@changes(KEPT)
+def keep(ctx: WorkerContext, root: str, action: str, *args: Any) -> Any:
+    """A change to the kept moments: `action` is the `Library` call ("star", "unstar", "add_note",
+    "edit_note", "delete_note") and `args` its arguments. Its own process, like every write: a note on
+    indexed footage embeds its text, and a refusal (`KeepError`) comes back as the task's message."""
+    if action not in ("star", "unstar", "add_note", "edit_note", "delete_note"):
+        raise ValueError(f"not a change to kept moments: {action}")
+    library = _library(root)
+    try:
+        return getattr(library, action)(*args)
+    finally:
+        library.close()
+
+
+def export(ctx: WorkerContext, root: str, footage_id: int, start: float, end: float, out: str) -> Any:
+    """Write a moment to an MP4 (`Library.export`); the file dialog already asked before replacing one."""
+    library = _library(root)
+    try:
+        return library.export(footage_id, start, end, out, overwrite=True)
+    finally:
+        library.close()
 
 
 def verify_models(ctx: WorkerContext, user_models: str) -> dict[str, list[tuple[str, bool, str]]]:

@@ -1,6 +1,7 @@
 """The search field: words and phrases found as they are typed (`Library.search`), listed by footage and
 time with the matching words in bold; a click on a hit plays it (`hit_picked`), and the hits are marked on
-the timeline (`hits_shown`). The window wires both to the footage view.
+the timeline (`hits_shown`). The window wires both to the footage view; a hit's right-click menu stars, notes
+or exports its moment (`keep_requested`).
 
 A search runs on the window's read thread (`Reads`), under one key, so a keystroke never waits on it and
 a result overtaken by a newer query is dropped; typing pauses `DEBOUNCE_MS` before a search starts.
@@ -11,15 +12,23 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from PySide6.QtCore import QTimer, QUrl, Signal
-from PySide6.QtWidgets import QLabel, QLineEdit, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtCore import QPoint, Qt, QTimer, QUrl, Signal
+from PySide6.QtWidgets import QLabel, QLineEdit, QMenu, QTextBrowser, QVBoxLayout, QWidget
 
 from egodesk.gui.formatting import fmt_clock, fmt_duration
+from egodesk.gui.kept import add_keep_actions
 from egodesk.gui.reads import Reads
 
 DEBOUNCE_MS = 150
 LIMIT = 200
-KIND_NAMES = {"speech": "said", "screen": "on screen", "tags": "seen", "caption": "caption", "memory": "memory"}
+KIND_NAMES = {
+    "speech": "said",
+    "screen": "on screen",
+    "tags": "seen",
+    "caption": "caption",
+    "memory": "memory",
+    "note": "my note",
+}
 
 
 def hit_html(text: str, marks: list[tuple[int, int]]) -> str:
@@ -34,6 +43,7 @@ def hit_html(text: str, marks: list[tuple[int, int]]) -> str:
 class SearchPanel(QWidget):
     hits_shown = Signal(object)  # list of SearchHit, the latest search's
     hit_picked = Signal(int)  # index into those hits
+    keep_requested = Signal(str, object, float, float)  # a keep action on a hit: action, footage id, start, end
 
     def __init__(self, search: Any, reads: Reads, parent: QWidget | None = None):
         """`search(text, limit)` is `Library.search`, run on the read thread."""
@@ -50,6 +60,8 @@ class SearchPanel(QWidget):
         self.results = QTextBrowser(self)
         self.results.setObjectName("search-results")
         self.results.setOpenLinks(False)
+        self.results.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.results.customContextMenuRequested.connect(self._menu)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.field)
@@ -100,7 +112,21 @@ class SearchPanel(QWidget):
     def _failed(self, exc: Exception) -> None:
         self.status.setText(f"Search failed: {exc}")
 
+    def _hit_index(self, link: str) -> int | None:
+        kind, _, index = link.partition(":")
+        return int(index) if kind == "hit" and index.isdigit() and int(index) < len(self.hits) else None
+
     def _on_link(self, url: QUrl) -> None:
-        kind, _, index = url.toString().partition(":")
-        if kind == "hit" and index.isdigit() and int(index) < len(self.hits):
-            self.hit_picked.emit(int(index))
+        index = self._hit_index(url.toString())
+        if index is not None:
+            self.hit_picked.emit(index)
+
+    def _menu(self, pos: QPoint) -> None:
+        """Right-click on a hit: the keep actions for its moment; elsewhere, the text's own menu."""
+        index = self._hit_index(self.results.anchorAt(pos))
+        if index is None:
+            self.results.createStandardContextMenu(pos).exec(self.results.viewport().mapToGlobal(pos))
+            return
+        hit, menu = self.hits[index], QMenu(self)
+        add_keep_actions(menu, lambda action: self.keep_requested.emit(action, hit.footage_id, hit.start, hit.end))
+        menu.exec(self.results.viewport().mapToGlobal(pos))

@@ -1,6 +1,7 @@
 """The timeline under the player: footage of the day, its clips, the transcript, the search field's hits,
 the current answer's evidence and the playhead, in absolute wall-clock time. Click or drag to seek; the wheel zooms (from
-seconds to the whole day) around the cursor, shift+wheel pans; right-click to forget a moment."""
+seconds to the whole day) around the cursor, shift+wheel pans; right-click a clip to star, note, export or forget
+it."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from egodesk.gui.formatting import DAY, fmt_clock, fmt_duration
+from egodesk.gui.kept import add_keep_actions
 
 MIN_SPAN_S = 5.0
 GUTTER = 78
@@ -46,6 +48,7 @@ class Timeline(QWidget):
     evidence_clicked = Signal(int)  # index into the current answer's evidence
     search_clicked = Signal(int)  # index into the search field's hits
     forget_requested = Signal(object, object, object)  # footage_id, start or None, end or None
+    keep_requested = Signal(str, object, float, float)  # a keep action on a clip: action, footage id, start, end
     view_changed = Signal(float, float)
 
     def __init__(self, parent: QWidget | None = None):
@@ -246,6 +249,8 @@ class Timeline(QWidget):
             return
         menu = QMenu(self)
         if clip is not None:
+            add_keep_actions(menu, lambda action: self.keep_requested.emit(action, clip.key, clip.start, clip.end))
+            menu.addSeparator()
             menu.addAction(
                 f"Forget this moment ({fmt_clock(clip.start)}–{fmt_clock(clip.end)})…",
                 lambda: self.forget_requested.emit(clip.key, clip.start, clip.end),
