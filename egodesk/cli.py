@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true")
     doctor.set_defaults(func=_cmd_doctor)
 
-    from egodesk.commands import ask, ingest, keep, memory, search, watch
+    from egodesk.commands import ask, correct, ingest, keep, memory, search, watch
 
     ingest.register(sub)
     watch.register(sub)
@@ -95,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.register(sub)
     search.register(sub)
     keep.register(sub)
+    correct.register(sub)
     return parser
 
 

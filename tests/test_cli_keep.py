@@ -72,3 +72,44 @@ def test_refused_moments_notes_and_files_say_why_and_change_nothing(registered, 
     assert [k.text for k in library.kept(("note",))] == ["keep me"] and len(library.kept(("star",))) == 1
     library.close()
     assert not any(tmp_path.glob("*.mp4"))
+
+
+def test_correct_and_undo_a_misheard_line_from_the_terminal(registered):
+    library, footage_id = registered
+    lib = Library(library)
+    lib.process()  # the line to correct is heard by the real ASR
+    lib.close()
+    fixed = egodesk("correct", str(footage_id), "0:00:09", "ask what the Zanzibar wombat can do for your country")
+    assert fixed.returncode == 0, fixed.stderr
+    assert "(corrected): ask what the Zanzibar wombat" in fixed.stdout
+    assert "wombat" in egodesk("search", "wombat").stdout
+    [row] = json.loads(egodesk("correct", "--list", "--json").stdout)
+    assert (row["footage_id"], row["kind"], row["corrected"]) == (footage_id, "speech", True) and "country" in row["heard"]
+    undone = egodesk("correct", str(footage_id), "9", "--undo")
+    assert undone.returncode == 0 and "(as heard)" in undone.stdout, undone.stderr
+    assert "wombat" not in egodesk("search", "wombat").stdout
+
+
+@pytest.mark.badinput
+def test_bad_corrections_from_the_terminal_say_why_and_change_nothing(registered):
+    root, footage_id = registered
+    library = Library(root)
+    library.process()
+    before = snapshot(library.store)
+    fid = str(footage_id)
+    refused = [
+        ((fid, "9", ""), "needs some text"),
+        ((fid, "9", "x" * 5000), "at most"),
+        ((fid, "0:00:59", "words"), "no line heard at 0:00:59"),
+        ((fid, "soon", "words"), "is not a time"),
+        ((fid, "9"), "say FOOTAGE TIME"),
+        ((fid, "9", "words", "--undo"), "say FOOTAGE TIME"),
+        ((fid, "9", "--undo"), "no correction to undo"),
+        (("nowhere.mp4", "9", "words"), "no footage"),
+    ]
+    for args, reason in refused:
+        result = egodesk("correct", *args)
+        assert result.returncode == 2, (args, result.stderr)
+        assert reason in result.stderr and "Traceback" not in result.stderr, (args, result.stderr)
+    assert_nothing_lost(before, snapshot(library.store))
+    library.close()

@@ -3,7 +3,7 @@ in its own transaction, so an interrupted upgrade resumes cleanly. Version 1 cre
 `schema` and `record_tables`; version 2 adds the record tables to a database made before they existed (on a
 new one it finds them there and does nothing); version 3 adds the search-as-you-type index
 (`textsearch`) and fills it from what is stored; version 4 adds the kept moments (`keep`: stars and notes)
-and the notes' rows in that index."""
+and the notes' rows in that index; version 5 adds the person's corrections of misheard lines (`corrections`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
 from egodesk.memory import record_tables, textsearch
-from egodesk.memory.schema import Base, Note, Star
+from egodesk.memory.schema import Base, Correction, Note, Star
 
 
 def _v1_create(conn: Connection) -> None:
@@ -26,11 +26,17 @@ def _v4_kept_moments(conn: Connection) -> None:
     textsearch.index_notes(conn)
 
 
+def _v5_corrections(conn: Connection) -> None:
+    """The corrections table (a new library has it from version 1)."""
+    Base.metadata.create_all(conn, tables=[Base.metadata.tables[Correction.__tablename__]], checkfirst=True)
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_create,
     record_tables.create_tables,
     textsearch.create_text_search,
     _v4_kept_moments,
+    _v5_corrections,
 ]
 
 

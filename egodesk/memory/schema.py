@@ -1,6 +1,6 @@
 """The library's ORM tables (SQLAlchemy declarative models): footage, jobs, clips, keyframes, transcript
-segments, captions, memory units, their vectors, the index manifest, and the moments a person kept (stars
-and notes).
+segments, captions, memory units, their vectors, the index manifest, the moments a person kept (stars
+and notes) and their corrections of what was misheard or misread.
 
 Only the table definitions live here, so the store (engine and sessions), the migrations and the builders'
 own tables (record_tables) can all import them without importing each other. Deleting a footage cascades
@@ -203,3 +203,25 @@ class Note(Base):
     text: Mapped[str] = mapped_column(Text)
     created_at: Mapped[float] = mapped_column(Float, default=time.time)
     updated_at: Mapped[float] = mapped_column(Float, default=time.time)
+
+
+class Correction(Base):
+    """A person's correction of a line the machine heard (a transcript segment, kind "speech") or read (a
+    keyframe's on-screen text, kind "screen"), keyed by its footage and the line's span (a keyframe's span
+    is its one instant), not by the row: a stage run again deletes and rewrites those rows, and the
+    correction is applied over what it writes (`corrections.apply_corrections`). Every save is a row, so
+    the latest one of a line is in force and undo deletes it; `heard` and `heard_words` keep what the
+    machine had written before the first correction, which an undo of that one puts back."""
+
+    __tablename__ = "correction"
+    __table_args__ = (Index("ix_correction_line", "footage_id", "kind", "start_ts"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    footage_id: Mapped[int] = mapped_column(ForeignKey("footage.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))  # speech | screen
+    start_ts: Mapped[float] = mapped_column(Float)
+    end_ts: Mapped[float] = mapped_column(Float)
+    text: Mapped[str] = mapped_column(Text)
+    heard: Mapped[str] = mapped_column(Text, default="")
+    heard_words: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[float] = mapped_column(Float, default=time.time)

@@ -20,7 +20,8 @@ from egodesk.core.settings import Settings
 from egodesk.core.timeutil import now_ts
 from egodesk.core.types import FootageKind, Progress
 from egodesk.media.export import ExportReport, export_range
-from egodesk.memory import keep
+from egodesk.memory import corrections, keep
+from egodesk.memory.corrections import CorrectedLine
 from egodesk.memory.keep import KeepError, KeptMoment
 from egodesk.memory.speech import lines_between
 from egodesk.memory.store import Caption, Clip, Footage, Job, Keyframe, Store, TranscriptSegment
@@ -315,28 +316,50 @@ class Library:
         return keep.kept(self.store, kinds, footage_id)
 
     def add_note(self, footage_id: int, start: float, end: float, text: str) -> int:
-        """Write a note on a moment; it is searchable at once and evidence for questions (`_notes_changed`)."""
+        """Write a note on a moment; it is searchable at once and evidence for questions (`_memory_changed`)."""
         note_id = keep.add_note(self.store, footage_id, start, end, text)
-        self._notes_changed(footage_id)
+        self._memory_changed(footage_id)
         return note_id
 
     def edit_note(self, note_id: int, text: str) -> None:
-        self._notes_changed(keep.edit_note(self.store, note_id, text))
+        self._memory_changed(keep.edit_note(self.store, note_id, text))
 
     def delete_note(self, note_id: int) -> None:
-        self._notes_changed(keep.delete_note(self.store, note_id))
+        self._memory_changed(keep.delete_note(self.store, note_id))
 
-    def _notes_changed(self, footage_id: int) -> None:
-        """Bring the footage's parent-child memory up to date with its notes, so questions find them as
-        evidence of their moment: only the changed note's units are embedded again (`unitsync`). A footage
-        whose parent-child stage has not run yet gets its notes when it runs. The note's row is already
-        committed, so a failure here loses nothing: the next build of that memory adds it."""
+    def _memory_changed(self, footage_id: int) -> None:
+        """Bring the footage's parent-child memory up to date with a note or a corrected line, so questions
+        find it as evidence of its moment: only the parents whose text changed (that note, that clip's
+        transcript) are embedded again (`unitsync`), so it takes a moment. A footage whose parent-child
+        stage has not run yet gets them when it runs. The person's row is already committed, so a failure
+        here loses nothing: the next build of that memory adds it."""
         from egodesk.memory.parent_child import build_parent_child
 
         with self.store.session() as session:
             state = stage_states(session, footage_id).get("memory-parent")
         if state in ("done", "running"):
             build_parent_child(self.store, self.engines.index_manager, self.engines.embedder, footage_id, self.settings)
+
+    # --- corrections: what was misheard or misread ---------------------------------------------
+    def correct_line(self, footage_id: int, at: float, text: str, kind: str = corrections.SPEECH) -> CorrectedLine:
+        """Put the person's text in place of the transcript line (kind "speech") or on-screen text
+        ("screen") at the moment `at` (wall clock) of a footage. It is kept over every later run of the
+        stage that wrote the line (`memory.corrections` says the rules), searchable at once (FTS triggers),
+        and that moment's parent-child memory is rebuilt before this returns (`_memory_changed`). Raises
+        `CorrectionError` (a ValueError) with the reason, changing nothing."""
+        line = corrections.correct(self.store, footage_id, at, text, kind)
+        self._memory_changed(footage_id)
+        return line
+
+    def undo_correction(self, footage_id: int, at: float, kind: str = corrections.SPEECH) -> CorrectedLine:
+        """Take back the latest correction of the line at `at`; the line as it is now."""
+        line = corrections.undo(self.store, footage_id, at, kind)
+        self._memory_changed(footage_id)
+        return line
+
+    def corrections(self, footage_id: int | None = None) -> list[CorrectedLine]:
+        """The corrections in force (of one footage, or all), in time order."""
+        return corrections.corrections(self.store, footage_id)
 
     def export(self, footage_id: int, start: float, end: float, out: str | os.PathLike, overwrite: bool = False) -> ExportReport:
         """Write a moment (wall-clock span) of a video footage to an MP4 file with its transcript as

@@ -23,6 +23,7 @@ from egodesk.media.audio import extract_audio
 from egodesk.media.frames import SampledFrame, read_frame_at, sample_frames
 from egodesk.media.keyframes import select_keyframes, write_thumbnail
 from egodesk.media.photo import read_photo
+from egodesk.memory.corrections import SCREEN, SPEECH, apply_corrections
 from egodesk.memory.schema import Caption, Clip, Footage, Keyframe, TranscriptSegment
 from egodesk.memory.speech import clip_holding, clip_speech
 from egodesk.memory.store import Store
@@ -105,6 +106,7 @@ def run_asr(ctx: StageContext) -> None:
                     words=words,
                 )
             )
+        apply_corrections(session, ctx.footage_id, (SPEECH,))  # the person's words over what was heard again
         finish(session, ctx.footage_id, "asr", len(segments))
     if ctx.audio_path.exists():
         ctx.audio_path.unlink()  # the transcript is stored; the WAV was only its input
@@ -209,6 +211,7 @@ def run_ocr(ctx: StageContext) -> None:
     with ctx.store.session() as session:
         for kf in keyframes:
             session.get_one(Keyframe, kf.id).ocr_text = texts.get(kf.id, "")
+        apply_corrections(session, ctx.footage_id, (SCREEN,))
         finish(session, ctx.footage_id, "ocr", sum(1 for t in texts.values() if t))
 
 

@@ -24,6 +24,7 @@ from egodesk.core.manifest import sha256_of
 from egodesk.core.timeutil import parse_iso
 from egodesk.core.types import FootageKind
 from egodesk.media.errors import MediaError
+from egodesk.memory.corrections import SPEECH, apply_corrections
 from egodesk.memory.schema import Caption, Clip, Footage, Job, TranscriptSegment
 from egodesk.memory.store import Store
 from egodesk.pipeline.jobs import MEMORY_STAGES, ensure_jobs
@@ -305,3 +306,4 @@ def _attach_transcript(session, footage: Footage, cues: list[Entry]) -> None:
                 speaker=speaker,
             )
         )
+    apply_corrections(session, footage.id, (SPEECH,))  # the person's corrections outlive a new subtitle file

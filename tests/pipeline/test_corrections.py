@@ -1,0 +1,175 @@
+"""Fixing what was misheard, on a real library: the composite clip (walk video + JFK's speech) imported
+through the real stages, a transcript line corrected, and the correction found by search and by `ask` in
+seconds, kept over `resume`, a rerun of ASR, a re-import of the same file and a rebuild of the indices
+from SQLite, and taken back by undo."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from sqlalchemy import select, update
+
+from egodesk.memory.corrections import TEXT_MAX_CHARS, CorrectionError, apply_corrections
+from egodesk.memory.schema import Clip, Job, Keyframe, TranscriptSegment, Unit
+from egodesk.pipeline.library import Library
+from tests.reasoning.test_answerer import ScriptedLLM
+
+NEW_WORDS = "ask what the Zanzibar wombat can do for your country"
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory, composite_clip):
+    library = Library(tmp_path_factory.mktemp("lib"))
+    assert not library.add([composite_clip]).errors
+    library.process()
+    [footage] = library.footage()
+    yield library, footage
+    library.close()
+
+
+def _segments(library) -> list[tuple[float, float, str, object]]:
+    with library.store.session() as s:
+        rows = s.scalars(select(TranscriptSegment).order_by(TranscriptSegment.idx)).all()
+        return [(r.start_ts, r.end_ts, r.text, r.words) for r in rows]
+
+
+def _last_line(library) -> tuple[float, float, str, object]:
+    return _segments(library)[-1]
+
+
+@pytest.fixture
+def corrected(indexed):
+    """The last line heard, corrected; undone (to what was heard) after the test."""
+    library, footage = indexed
+    start, end, heard, _ = _last_line(library)
+    yield library, footage, (start + end) / 2, heard
+    while library.corrections():
+        library.undo_correction(footage.id, (start + end) / 2)
+    assert _last_line(library)[2] == heard
+
+
+def _rerun(library, *stages: str) -> None:
+    with library.store.session() as s:
+        s.execute(update(Job).where(Job.stage.in_(stages)).values(state="pending"))
+    library.process()
+
+
+def test_a_corrected_line_is_found_by_search_and_ask_within_seconds(corrected):
+    library, footage, at, heard = corrected
+    assert library.search("wombat").hits == []
+    library.engines.embedder  # noqa: B018  (loaded by the app long before a correction)
+    library.__dict__.setdefault("engines", library.engines).__dict__["llm"] = ScriptedLLM(
+        {"evidence": ["E1"], "reasoning": "Said in the clip.", "answer": "The Zanzibar wombat"}
+    )
+    shown: list = []
+    saved = time.perf_counter()
+    line = library.correct_line(footage.id, at, f"  {NEW_WORDS}\n")
+    [hit] = library.search("wombat").hits
+    searched = time.perf_counter() - saved
+    answer = library.ask("What can the Zanzibar wombat do?", on_evidence=shown.extend)
+    asked = time.perf_counter() - saved
+    print(f"saved -> found by search {searched:.2f} s, by ask {asked:.2f} s")
+
+    assert (line.text, line.heard, line.corrected) == (NEW_WORDS, heard, True)
+    assert (hit.kind, hit.text) == ("speech", NEW_WORDS)
+    assert any("Zanzibar wombat" in e.text for e in shown), [e.text for e in shown]
+    assert answer.text == "The Zanzibar wombat" and answer.grounded
+    assert searched < 5 and asked < 5
+    with library.store.session() as s:  # the memory of that moment is rebuilt, and the word timings of the old words gone
+        transcripts = s.scalars(select(Unit.text).where(Unit.kind == "transcript")).all()
+    assert any(NEW_WORDS in t for t in transcripts) and not any(heard in t for t in transcripts)
+    assert _last_line(library)[3] is None
+
+
+def test_the_correction_survives_resume_a_rerun_of_asr_a_re_import_and_an_index_rebuild(corrected, composite_clip):
+    library, footage, at, _heard = corrected
+    library.correct_line(footage.id, at, NEW_WORDS)
+    library.resume()
+    _rerun(library, "audio", "asr")  # the ASR stage deletes and rewrites every line of the footage
+    assert _last_line(library)[2] == NEW_WORDS
+    report = library.add([composite_clip])  # the same file again: the same footage
+    assert report.existing == [footage.id] and not report.added
+    library.process()
+    assert _last_line(library)[2] == NEW_WORDS
+
+    again = Library(library.paths)  # another process: the indices rebuilt from SQLite
+    try:
+        for space in ("transcript", "subchunk"):
+            again.index_manager.rebuild(space)
+        [hit] = again.search("wombat").hits
+        assert hit.text == NEW_WORDS
+        shown: list = []
+        again.engines.__dict__["llm"] = ScriptedLLM({"evidence": ["E1"], "reasoning": "Said.", "answer": "Its country"})
+        again.ask("What can the Zanzibar wombat do?", on_evidence=shown.extend)
+        assert any("Zanzibar wombat" in e.text for e in shown)
+    finally:
+        again.close()
+
+
+def test_undo_takes_back_one_correction_at_a_time(corrected):
+    library, footage, at, heard = corrected
+    _, _, _, words = _last_line(library)
+    library.correct_line(footage.id, at, "first try")
+    library.correct_line(footage.id, at, "second try")
+    library.correct_line(footage.id, at, "second try")  # the text in force again: nothing new
+    assert [c.text for c in library.corrections(footage.id)] == ["second try"]
+
+    assert library.undo_correction(footage.id, at).text == "first try"
+    assert [h.text for h in library.search("first").hits] == ["first try"]
+    line = library.undo_correction(footage.id, at)
+    assert (line.text, line.corrected) == (heard, False)
+    assert _last_line(library)[2:] == (heard, words)  # what was heard, with its word timings
+    assert library.search("first").hits == [] and library.corrections() == []
+    with pytest.raises(CorrectionError, match="no correction to undo"):
+        library.undo_correction(footage.id, at)
+
+
+@pytest.mark.badinput
+@pytest.mark.parametrize(
+    ("offset", "text", "reason"),
+    [
+        (None, "", "needs some text"),
+        (None, " \n\t ", "needs some text"),
+        (None, "x" * (TEXT_MAX_CHARS + 1), "at most"),
+        (-50.0, "words", "no line heard"),
+        (10_000.0, "words", "no line heard"),
+    ],
+)
+def test_bad_corrections_say_why_and_change_nothing(indexed, offset, text, reason):
+    library, footage = indexed
+    before = _segments(library)
+    at = _last_line(library)[0] + 0.1 if offset is None else footage.start + offset
+    with pytest.raises(CorrectionError, match=reason):
+        library.correct_line(footage.id, at, text)
+    assert _segments(library) == before and library.corrections() == []
+
+
+@pytest.mark.badinput
+def test_an_unknown_footage_or_kind_is_refused(indexed):
+    library, footage = indexed
+    with pytest.raises(CorrectionError, match="no footage 999"):
+        library.correct_line(999, 0.0, "words")
+    with pytest.raises(CorrectionError, match="not 'smell'"):
+        library.correct_line(footage.id, footage.start + 1, "words", kind="smell")
+    assert library.corrections() == []
+
+
+def test_on_screen_text_is_corrected_kept_over_a_new_reading_and_undone(indexed):
+    library, footage = indexed
+    with library.store.session() as s:  # the sign OCR read in the first clip (the walk shows none)
+        keyframe = s.scalars(select(Keyframe).join(Clip).where(Clip.footage_id == footage.id).order_by(Keyframe.ts)).first()
+        keyframe.ocr_text, at = "EXTT ONLY", keyframe.ts
+    try:
+        line = library.correct_line(footage.id, at + 1, "EXIT ONLY", kind="screen")
+        assert (line.kind, line.text, line.heard) == ("screen", "EXIT ONLY", "EXTT ONLY")
+        assert [(h.kind, h.text) for h in library.search("exit").hits] == [("screen", "EXIT ONLY")]
+        with library.store.session() as s:  # OCR run again writes what it reads; the stage applies the correction over it
+            s.get(Keyframe, keyframe.id).ocr_text = "EXTT ONLY"
+            assert apply_corrections(s, footage.id) == 1
+        assert [h.text for h in library.search("exit").hits] == ["EXIT ONLY"]
+        assert library.undo_correction(footage.id, at, kind="screen").text == "EXTT ONLY"
+    finally:
+        with library.store.session() as s:
+            s.get(Keyframe, keyframe.id).ocr_text = ""
+    assert library.corrections() == []
