@@ -9,7 +9,7 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
@@ -116,6 +116,8 @@ class MainWindow(QMainWindow):
         self.kept_panel.edit_requested.connect(self.keeping.edit)
         self.kept_panel.delete_requested.connect(self.keeping.delete_note)
         self.keeping.message.connect(self._show_note)
+        self.memory.correct_requested.connect(self.correct_line)
+        self.memory.undo_requested.connect(self.undo_correction)
         focus_search = QAction(self)
         focus_search.setShortcut(QKeySequence.StandardKey.Find)
         focus_search.triggered.connect(lambda: (self.docks["search"].show(), self.search_panel.field.setFocus()))
@@ -199,6 +201,25 @@ class MainWindow(QMainWindow):
             self.schedule_refresh()
         if ops.KEPT in what or ops.FOOTAGE in what:  # forgetting a footage forgets its stars and notes
             self.refresh_kept()
+
+    def correct_line(self, footage_id: int, at: float, text: str) -> Task:
+        """Store a person's correction of the line at `at` (`Library.correct_line`, run warm: `ops.correct`)."""
+        return self._correct("correct_line", footage_id, at, text, done="Line corrected", failed="Line not corrected")
+
+    def undo_correction(self, footage_id: int, at: float) -> Task:
+        return self._correct("undo_correction", footage_id, at, done="Correction undone", failed="Nothing undone")
+
+    def _correct(self, action: str, *args: Any, done: str, failed: str) -> Task:
+        return self.runner.run(
+            ops.correct,
+            self.root,
+            action,
+            *args,
+            label="Correct",
+            warm=True,
+            on_success=lambda line: self._show_note(f"{done}: “{line.text}” (searchable and used to answer now)."),
+            on_failure=lambda message: self._show_note(f"{failed}: {message}"),
+        )
 
     def refresh_kept(self) -> None:
         """Read the starred moments and notes (off the GUI thread) into the Starred list."""

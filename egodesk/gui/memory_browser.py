@@ -1,13 +1,31 @@
 """The memory browser: what egodesk remembers of the clip under the playhead (caption, transcript
-lines, tags, on-screen text, interaction records, atomic statements). Click a transcript line to seek."""
+lines, tags, on-screen text, interaction records, atomic statements). Click a transcript line to seek.
+
+A misheard line is corrected in place: double-click it (or "Correct this line…" in its menu), type, Enter.
+The browser only asks (`correct_requested`, `undo_requested`); the window runs the change as a task and
+the panel is read again when it is stored. Ctrl+Z in the transcript takes back the latest correction made
+here, and "Undo correction" in a line's menu that line's latest one."""
 
 from __future__ import annotations
 
 import html
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QPoint, Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QScrollArea,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from egodesk.gui.formatting import fmt_clock, fmt_duration
 
@@ -15,8 +33,39 @@ if TYPE_CHECKING:
     from egodesk.pipeline.library import MemoryView
 
 
+START_ROLE = Qt.ItemDataRole.UserRole  # a transcript line's start (wall clock)
+TEXT_ROLE = Qt.ItemDataRole.UserRole + 1  # its words alone, without the time and speaker shown before them
+AT_ROLE = Qt.ItemDataRole.UserRole + 2  # its middle: the moment that names it to a correction
+CORRECT_ACTION, UNDO_ACTION = "Correct this line…", "Undo correction"
+
+
+class _LineEditor(QStyledItemDelegate):
+    """Edits a transcript line's words (not the time and speaker shown with them) and hands the new text to
+    `commit(row, text)` instead of writing it into the list: the stored line is what the list shows."""
+
+    def __init__(self, commit, parent: QWidget):
+        super().__init__(parent)
+        self.commit = commit
+
+    def createEditor(self, parent: QWidget, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QWidget:
+        editor = QLineEdit(parent)
+        editor.setObjectName("memory-line-editor")
+        return editor
+
+    def setEditorData(self, editor: QWidget, index: QModelIndex | QPersistentModelIndex) -> None:
+        assert isinstance(editor, QLineEdit)
+        editor.setText(index.data(TEXT_ROLE))
+
+    def setModelData(self, editor: QWidget, model: QAbstractItemModel, index: QModelIndex | QPersistentModelIndex) -> None:
+        assert isinstance(editor, QLineEdit)
+        if editor.text().strip() != (index.data(TEXT_ROLE) or "").strip():
+            self.commit(index.row(), editor.text())
+
+
 class MemoryBrowser(QScrollArea):
     seek_requested = Signal(float)  # absolute ts
+    correct_requested = Signal(int, float, str)  # footage id, a moment within the line (wall clock), the new text
+    undo_requested = Signal(int, float)  # footage id, a moment within the line
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -36,6 +85,16 @@ class MemoryBrowser(QScrollArea):
         self.transcript.setWordWrap(True)
         self.transcript.setMinimumHeight(60)
         self.transcript.itemClicked.connect(self._line_clicked)
+        self.transcript.setEditTriggers(
+            QAbstractItemView.EditTrigger.DoubleClicked | QAbstractItemView.EditTrigger.EditKeyPressed
+        )
+        self.transcript.setItemDelegate(_LineEditor(self._commit_line, self.transcript))
+        self.transcript.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.transcript.customContextMenuRequested.connect(self._line_menu)
+        undo = QShortcut(QKeySequence.StandardKey.Undo, self.transcript)
+        undo.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        undo.activated.connect(self.undo_last)
+        self.corrected: list[tuple[int, float]] = []  # the lines corrected here, latest last (Ctrl+Z's stack)
         self._add("Transcript", self.transcript)
         self.tags = self._add("Tags", self._label(body, Qt.TextFormat.PlainText))
         self.ocr = self._add("On-screen text", self._label(body, Qt.TextFormat.PlainText))
@@ -68,6 +127,7 @@ class MemoryBrowser(QScrollArea):
     def show_memory(self, memory: MemoryView | None, key: tuple | None = None) -> None:
         """Show a `MemoryView` (None: nothing under the playhead). `key` names the clip shown, so the
         window can skip re-querying while the playhead stays inside it."""
+        editing = key is not None and key == self.key and self.transcript.state() == QAbstractItemView.State.EditingState
         self.key = key
         if memory is None:
             for title in self.sections:
@@ -78,12 +138,8 @@ class MemoryBrowser(QScrollArea):
         )
         self.caption.setText(memory.caption)
         self._show_section("Caption", bool(memory.caption))
-        self.transcript.clear()
-        for line_start, _line_end, speaker, text in memory.transcript:
-            item = QListWidgetItem(f"{fmt_clock(line_start)}  {speaker + ': ' if speaker else ''}{text}")
-            item.setData(Qt.ItemDataRole.UserRole, float(line_start))
-            item.setToolTip("Click to play from here")
-            self.transcript.addItem(item)
+        if not editing:  # the same clip read again (an import's progress) while a line is corrected: the edit stays
+            self._show_lines(memory)
         self._show_section("Transcript", self.transcript.count() > 0)
         self.tags.setText(", ".join(f"{label} ({score:.2f})" for label, score in memory.tags))
         self._show_section("Tags", bool(memory.tags))
@@ -96,5 +152,43 @@ class MemoryBrowser(QScrollArea):
             label.setText("".join(f"• {html.escape(text)}<br>" for text in items))
             self._show_section(title, bool(items))
 
+    def _show_lines(self, memory: MemoryView) -> None:
+        self.transcript.clear()
+        for line_start, line_end, speaker, text in memory.transcript:
+            item = QListWidgetItem(f"{fmt_clock(line_start)}  {speaker + ': ' if speaker else ''}{text}")
+            item.setData(START_ROLE, float(line_start))
+            item.setData(AT_ROLE, (float(line_start) + float(max(line_end, line_start))) / 2)
+            item.setData(TEXT_ROLE, text)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+            item.setToolTip("Click to play from here; double-click to correct what was misheard")
+            self.transcript.addItem(item)
+
     def _line_clicked(self, item: QListWidgetItem) -> None:
-        self.seek_requested.emit(item.data(Qt.ItemDataRole.UserRole))
+        self.seek_requested.emit(item.data(START_ROLE))
+
+    def _commit_line(self, row: int, text: str) -> None:
+        """The editor closed with new words for line `row`: ask for them to be stored (the list shows the
+        stored line once it is read again)."""
+        if self.key is None or not text.strip():
+            return  # an emptied line is left as it was: a correction needs words, undo takes one back
+        at = self.transcript.item(row).data(AT_ROLE)
+        self.corrected.append((self.key[0], at))
+        self.correct_requested.emit(self.key[0], at, text)
+
+    def undo_last(self) -> bool:
+        """Ctrl+Z: take back the latest correction made here; False when there is none."""
+        if not self.corrected:
+            return False
+        footage_id, at = self.corrected.pop()
+        self.undo_requested.emit(footage_id, at)
+        return True
+
+    def _line_menu(self, pos: QPoint) -> None:
+        item = self.transcript.itemAt(pos)
+        if item is None or self.key is None:
+            return
+        footage_id, at = self.key[0], item.data(AT_ROLE)
+        menu = QMenu(self.transcript)
+        menu.addAction(CORRECT_ACTION, lambda: self.transcript.editItem(item))
+        menu.addAction(UNDO_ACTION, lambda: self.undo_requested.emit(footage_id, at))
+        menu.exec(self.transcript.viewport().mapToGlobal(pos))

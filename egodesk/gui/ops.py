@@ -119,6 +119,19 @@ def keep(ctx: WorkerContext, root: str, action: str, *args: Any) -> Any:
         library.close()
 
 
+@changes(FOOTAGE)
+def correct(ctx: WorkerContext, root: str, action: str, *args: Any) -> Any:
+    """A correction of what was misheard: `action` is the `Library` call ("correct_line",
+    "undo_correction") and `args` its arguments; the line as it stands after (`CorrectedLine`). Run warm
+    (see TaskRunner), as questions are: the embedder is already loaded, so the moment's memory is rebuilt
+    in well under a second, and the warm library's next answer reads the corrected line. The footage's
+    clips and the memory panel are read again as for any change of FOOTAGE. A refusal
+    (`CorrectionError`) comes back as the task's message."""
+    if action not in ("correct_line", "undo_correction"):
+        raise ValueError(f"not a correction: {action}")
+    return getattr(_kept_library(root), action)(*args)
+
+
 def export(ctx: WorkerContext, root: str, footage_id: int, start: float, end: float, out: str) -> Any:
     """Write a moment to an MP4 (`Library.export`); the file dialog already asked before replacing one."""
     library = _library(root)

@@ -327,17 +327,21 @@ class Library:
     def delete_note(self, note_id: int) -> None:
         self._memory_changed(keep.delete_note(self.store, note_id))
 
-    def _memory_changed(self, footage_id: int) -> None:
-        """Bring the footage's parent-child memory up to date with a note or a corrected line, so questions
-        find it as evidence of its moment: only the parents whose text changed (that note, that clip's
-        transcript) are embedded again (`unitsync`), so it takes a moment. A footage whose parent-child
-        stage has not run yet gets them when it runs. The person's row is already committed, so a failure
-        here loses nothing: the next build of that memory adds it."""
+    def _memory_changed(self, footage_id: int, line: tuple[float, float] | None = None) -> None:
+        """Bring the footage's memory up to date with a note or a corrected `line` (its span), so questions
+        find it as evidence of its moment: a corrected line's clip is described again (`stages.recaption`:
+        a caption quotes what was said and read), then only the parents whose text changed (that note, that
+        clip's transcript and caption) are embedded again (`unitsync`), so it takes a moment. A footage
+        whose stages have not run yet reads them when they run. The person's row is already committed, so
+        a failure here loses nothing: the next build of that memory adds it."""
         from egodesk.memory.parent_child import build_parent_child
+        from egodesk.pipeline.stages import recaption
 
         with self.store.session() as session:
-            state = stage_states(session, footage_id).get("memory-parent")
-        if state in ("done", "running"):
+            states = stage_states(session, footage_id)
+        if line is not None and states.get("captions") == "done":
+            recaption(self.store, self.engines, footage_id, *line)
+        if states.get("memory-parent") in ("done", "running"):
             build_parent_child(self.store, self.engines.index_manager, self.engines.embedder, footage_id, self.settings)
 
     # --- corrections: what was misheard or misread ---------------------------------------------
@@ -348,13 +352,13 @@ class Library:
         and that moment's parent-child memory is rebuilt before this returns (`_memory_changed`). Raises
         `CorrectionError` (a ValueError) with the reason, changing nothing."""
         line = corrections.correct(self.store, footage_id, at, text, kind)
-        self._memory_changed(footage_id)
+        self._memory_changed(footage_id, (line.start, line.end))
         return line
 
     def undo_correction(self, footage_id: int, at: float, kind: str = corrections.SPEECH) -> CorrectedLine:
         """Take back the latest correction of the line at `at`; the line as it is now."""
         line = corrections.undo(self.store, footage_id, at, kind)
-        self._memory_changed(footage_id)
+        self._memory_changed(footage_id, (line.start, line.end))
         return line
 
     def corrections(self, footage_id: int | None = None) -> list[CorrectedLine]:

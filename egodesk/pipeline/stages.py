@@ -215,48 +215,53 @@ def run_ocr(ctx: StageContext) -> None:
         finish(session, ctx.footage_id, "ocr", sum(1 for t in texts.values() if t))
 
 
-def run_captions(ctx: StageContext) -> None:
+def _caption(engines: Engines, footage: Footage, clip: Clip, keyframes: list[Keyframe], speech: str, previous: str) -> str:
+    """One clip's caption from its keyframes (those of other clips are skipped), what was said in it and
+    the caption before it: the one way a clip is described, for the stage and for `recaption`."""
     from egodesk.perception.captioner import ClipContext
     from egodesk.perception.captioner import Keyframe as CaptionFrame
 
+    views = [
+        CaptionFrame(
+            image=frame_at(footage, kf.offset) if engines.captioner.needs_images else None,
+            tags=[(label, score) for label, score in (kf.labels or [])],
+            ocr=kf.ocr_text or "",
+            time=kf.ts,
+        )
+        for kf in keyframes
+        if kf.clip_id == clip.id
+    ]
+    context = ClipContext(
+        start=clip.start_ts,
+        end=clip.end_ts,
+        keyframes=views,
+        transcript=speech,
+        wearer=engines.settings.wearer_name,
+        previous_caption=previous,
+    )
+    return engines.captioner.caption(context).strip()
+
+
+def _said(session, footage_id: int, clips: list[Clip]) -> dict[int, list[str]]:
+    segments = session.scalars(
+        select(TranscriptSegment).where(TranscriptSegment.footage_id == footage_id).order_by(TranscriptSegment.idx)
+    )
+    return clip_speech(list(segments), clips)
+
+
+def run_captions(ctx: StageContext) -> None:
     settings = ctx.engines.settings
-    captioner = ctx.engines.captioner
-    needs_images = captioner.needs_images
     footage = ctx.footage()
     clips = ctx.clips()
     with ctx.store.session() as session:
         keyframes = list(
             session.scalars(select(Keyframe).join(Clip).where(Clip.footage_id == ctx.footage_id).order_by(Keyframe.idx))
         )
-        segments = list(
-            session.scalars(
-                select(TranscriptSegment).where(TranscriptSegment.footage_id == ctx.footage_id).order_by(TranscriptSegment.idx)
-            )
-        )
-    said = clip_speech(segments, clips)
+        said = _said(session, ctx.footage_id, clips)
     captions = []
     previous = ""
     for done, clip in enumerate(clips, start=1):
-        views = [
-            CaptionFrame(
-                image=frame_at(footage, kf.offset) if needs_images else None,
-                tags=[(label, score) for label, score in (kf.labels or [])],
-                ocr=kf.ocr_text or "",
-                time=kf.ts,
-            )
-            for kf in keyframes
-            if kf.clip_id == clip.id
-        ]
-        speech = " ".join(said[clip.id]).strip()
-        context = ClipContext(
-            start=clip.start_ts,
-            end=clip.end_ts,
-            keyframes=views,
-            transcript=speech,
-            wearer=settings.wearer_name,
-            previous_caption=previous,
-        )
-        text = captioner.caption(context).strip()
+        text = _caption(ctx.engines, footage, clip, keyframes, " ".join(said[clip.id]).strip(), previous)
         captions.append(
             Caption(
                 clip_id=clip.id,
@@ -274,6 +279,35 @@ def run_captions(ctx: StageContext) -> None:
         session.execute(delete(Caption).where(Caption.footage_id == ctx.footage_id))
         session.add_all(captions)
         finish(session, ctx.footage_id, "captions", len(captions))
+
+
+def recaption(store: Store, engines: Engines, footage_id: int, start: float, end: float) -> int:
+    """Describe again the clips of a footage that overlap [start, end] (a corrected line's span), as the
+    captions stage would, and replace their captions: a caption quotes what was said and read there, so it
+    must follow a correction. Only captions this library's captioner wrote (not imported ones) and only
+    once the captions stage is done (before, it will read the corrected line itself). The number of
+    captions replaced."""
+    with store.session() as session:
+        footage = session.get_one(Footage, footage_id)
+        clips = list(session.scalars(select(Clip).where(Clip.footage_id == footage_id).order_by(Clip.idx)))
+        captions = {c.clip_id: c for c in session.scalars(select(Caption).where(Caption.footage_id == footage_id))}
+        touched = [c for c in clips if c.start_ts <= end and c.end_ts >= start and c.id in captions]
+        touched = [c for c in touched if captions[c.id].captioner != "imported"]
+        if not touched:
+            return 0
+        keyframes = list(session.scalars(select(Keyframe).where(Keyframe.clip_id.in_([c.id for c in touched]))))
+        said = _said(session, footage_id, clips)
+        session.expunge_all()
+    previous = {clip.id: captions[prior.id].text if prior.id in captions else "" for prior, clip in zip(clips, clips[1:])}
+    texts = {
+        c.id: _caption(engines, footage, c, keyframes, " ".join(said[c.id]).strip(), previous.get(c.id, "")) for c in touched
+    }
+    with store.session() as session:
+        for clip_id, text in texts.items():
+            row = session.scalar(select(Caption).where(Caption.clip_id == clip_id))
+            if row is not None:
+                row.text = text
+    return len(texts)
 
 
 STAGE_FUNCTIONS: dict[str, Callable[[StageContext], None]] = {

@@ -65,20 +65,21 @@ def test_a_corrected_line_is_found_by_search_and_ask_within_seconds(corrected):
     shown: list = []
     saved = time.perf_counter()
     line = library.correct_line(footage.id, at, f"  {NEW_WORDS}\n")
-    [hit] = library.search("wombat").hits
+    hits = library.search("wombat").hits
     searched = time.perf_counter() - saved
     answer = library.ask("What can the Zanzibar wombat do?", on_evidence=shown.extend)
     asked = time.perf_counter() - saved
     print(f"saved -> found by search {searched:.2f} s, by ask {asked:.2f} s")
 
     assert (line.text, line.heard, line.corrected) == (NEW_WORDS, heard, True)
-    assert (hit.kind, hit.text) == ("speech", NEW_WORDS)
+    assert [(h.kind, h.text) for h in hits if h.kind == "speech"] == [("speech", NEW_WORDS)]
+    assert {h.kind for h in hits} == {"speech", "caption"}  # the clip is described again: its caption quoted the line
     assert any("Zanzibar wombat" in e.text for e in shown), [e.text for e in shown]
     assert answer.text == "The Zanzibar wombat" and answer.grounded
     assert searched < 5 and asked < 5
     with library.store.session() as s:  # the memory of that moment is rebuilt, and the word timings of the old words gone
-        transcripts = s.scalars(select(Unit.text).where(Unit.kind == "transcript")).all()
-    assert any(NEW_WORDS in t for t in transcripts) and not any(heard in t for t in transcripts)
+        parents = s.scalars(select(Unit.text).where(Unit.kind.in_(("transcript", "caption")))).all()
+    assert any(NEW_WORDS in t for t in parents) and not any(heard in t for t in parents)  # the caption quoted the line
     assert _last_line(library)[3] is None
 
 
@@ -97,8 +98,7 @@ def test_the_correction_survives_resume_a_rerun_of_asr_a_re_import_and_an_index_
     try:
         for space in ("transcript", "subchunk"):
             again.index_manager.rebuild(space)
-        [hit] = again.search("wombat").hits
-        assert hit.text == NEW_WORDS
+        assert [h.text for h in again.search("wombat").hits if h.kind == "speech"] == [NEW_WORDS]
         shown: list = []
         again.engines.__dict__["llm"] = ScriptedLLM({"evidence": ["E1"], "reasoning": "Said.", "answer": "Its country"})
         again.ask("What can the Zanzibar wombat do?", on_evidence=shown.extend)
@@ -116,7 +116,7 @@ def test_undo_takes_back_one_correction_at_a_time(corrected):
     assert [c.text for c in library.corrections(footage.id)] == ["second try"]
 
     assert library.undo_correction(footage.id, at).text == "first try"
-    assert [h.text for h in library.search("first").hits] == ["first try"]
+    assert [h.text for h in library.search("first").hits if h.kind == "speech"] == ["first try"]
     line = library.undo_correction(footage.id, at)
     assert (line.text, line.corrected) == (heard, False)
     assert _last_line(library)[2:] == (heard, words)  # what was heard, with its word timings
@@ -163,11 +163,12 @@ def test_on_screen_text_is_corrected_kept_over_a_new_reading_and_undone(indexed)
     try:
         line = library.correct_line(footage.id, at + 1, "EXIT ONLY", kind="screen")
         assert (line.kind, line.text, line.heard) == ("screen", "EXIT ONLY", "EXTT ONLY")
-        assert [(h.kind, h.text) for h in library.search("exit").hits] == [("screen", "EXIT ONLY")]
+        hits = library.search("exit").hits
+        assert [h.text for h in hits if h.kind == "screen"] == ["EXIT ONLY"] and {h.kind for h in hits} == {"screen", "caption"}
         with library.store.session() as s:  # OCR run again writes what it reads; the stage applies the correction over it
             s.get(Keyframe, keyframe.id).ocr_text = "EXTT ONLY"
             assert apply_corrections(s, footage.id) == 1
-        assert [h.text for h in library.search("exit").hits] == ["EXIT ONLY"]
+        assert [h.text for h in library.search("exit").hits if h.kind == "screen"] == ["EXIT ONLY"]
         assert library.undo_correction(footage.id, at, kind="screen").text == "EXTT ONLY"
     finally:
         with library.store.session() as s:
