@@ -19,8 +19,15 @@ SCHEMA_VERSION = 1
 ENV_PREFIX = "EGODESK_"
 
 
-def _field(default: Any, title: str, group: str, description: str = "", **limits: Any) -> Any:
-    return Field(default, title=title, description=description, json_schema_extra={"group": group}, **limits)
+def _field(default: Any, title: str, group: str, description: str = "", editor: str = "", **limits: Any) -> Any:
+    """A field of `group` (a tab of the settings dialog); `editor` names a special editor ("lines": a list
+    of words edited as text, one a line)."""
+    extra = {"group": group, "editor": editor} if editor else {"group": group}
+    return Field(default, title=title, description=description, json_schema_extra=extra, **limits)
+
+
+VOCABULARY_MAX_WORDS = 500  # the list is read into every search and every transcription
+VOCABULARY_MAX_CHARS = 80  # one name, place or phrase
 
 
 class Settings(BaseModel):
@@ -66,6 +73,17 @@ class Settings(BaseModel):
         "A file is imported once its size and time are unchanged over two scans, so a copy still running is left alone.",
         ge=0.2,
         le=3600.0,
+    )
+
+    # Vocabulary
+    vocabulary: list[str] = _field(
+        [],
+        "Your words",
+        "Vocabulary",
+        "Names, places and words you use, one a line (Katrina, Ty Hafan, pétanque). Speech recognition is told them "
+        "(Whisper hotwords: only when this list is not empty, since they are not a clear gain in general), and search "
+        "takes them as the right spelling of a word typed or heard alike.",
+        editor="lines",
     )
 
     # Models and servers
@@ -272,6 +290,27 @@ class Settings(BaseModel):
             text = value.strip()
             return json.loads(text) if text.startswith("[") else [part for part in text.split(os.pathsep) if part]
         return value
+
+    @field_validator("vocabulary", mode="before")
+    @classmethod
+    def _vocabulary(cls, value: Any) -> Any:
+        """One entry a line (an environment override: a JSON list, or lines or commas), spaces tidied, empty
+        lines and repeats (case aside) dropped; too many or too long entries are refused, naming one."""
+        if isinstance(value, str):
+            text = value.strip()
+            value = json.loads(text) if text.startswith("[") else [part for line in text.splitlines() for part in line.split(",")]
+        if not isinstance(value, list):
+            return value
+        words: dict[str, str] = {}
+        for entry in value:
+            word = " ".join(str(entry).split())
+            if len(word) > VOCABULARY_MAX_CHARS:
+                raise ValueError(f"“{word[:30]}…” is longer than {VOCABULARY_MAX_CHARS} characters: one name or word a line")
+            if word:
+                words.setdefault(word.casefold(), word)
+        if len(words) > VOCABULARY_MAX_WORDS:
+            raise ValueError(f"at most {VOCABULARY_MAX_WORDS} words (this list has {len(words)})")
+        return list(words.values())
 
     @classmethod
     def groups(cls) -> dict[str, list[str]]:

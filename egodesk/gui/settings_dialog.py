@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QListWidget,
+    QPlainTextEdit,
     QPushButton,
     QScrollArea,
     QSpinBox,
@@ -109,7 +110,12 @@ class FieldEditor:
             for choice in choices or typing.get_args(annotation):
                 self.widget.addItem(str(choice), choice)
             self.widget.currentIndexChanged.connect(on_change)
-        elif annotation == list[str]:  # folders (the only list setting)
+        elif annotation == list[str] and (info.json_schema_extra or {}).get("editor") == "lines":
+            self.widget = QPlainTextEdit(parent)  # words, one a line: the vocabulary
+            self.widget.setMinimumHeight(120)
+            self.widget.setPlaceholderText("One name, place or word a line")
+            self.widget.textChanged.connect(on_change)
+        elif annotation == list[str]:  # folders
             self.widget = FolderList(info.title or name, parent, on_change)
         elif annotation is bool:
             self.widget = QCheckBox(parent)
@@ -135,6 +141,8 @@ class FieldEditor:
             return self.widget.isChecked()
         if isinstance(self.widget, FolderList):
             return self.widget.folders()
+        if isinstance(self.widget, QPlainTextEdit):
+            return [line.strip() for line in self.widget.toPlainText().splitlines() if line.strip()]
         if isinstance(self.widget, (QSpinBox, QDoubleSpinBox)):
             return self.widget.value()
         return self.widget.text()
@@ -148,6 +156,8 @@ class FieldEditor:
             self.widget.setChecked(bool(value))
         elif isinstance(self.widget, FolderList):
             self.widget.set_folders(list(value))
+        elif isinstance(self.widget, QPlainTextEdit):
+            self.widget.setPlainText("\n".join(value))
         elif isinstance(self.widget, (QSpinBox, QDoubleSpinBox)):
             self.widget.setValue(value)
         else:

@@ -127,8 +127,17 @@ class FasterWhisperTranscriber:
 
     name = "faster-whisper"
 
-    def __init__(self, model_dir: Path, threads: int = 2, compute_type: str = "int8", beam_size: int = 1, batch_size: int = 8):
+    def __init__(
+        self,
+        model_dir: Path,
+        threads: int = 2,
+        compute_type: str = "int8",
+        beam_size: int = 1,
+        batch_size: int = 8,
+        hotwords: str | None = None,
+    ):
         self.model_dir = Path(model_dir)
+        self.hotwords = hotwords or None  # the person's vocabulary (`vocabulary_prompt`); None: Whisper as it is
         self.threads = threads
         self.compute_type = compute_type
         self.beam_size = beam_size
@@ -167,6 +176,7 @@ class FasterWhisperTranscriber:
                 word_timestamps=True,
                 condition_on_previous_text=False,
                 temperature=0.0,
+                hotwords=self.hotwords,
             )
             out = tuple(sentence for s in segments for sentence in _sentences(s))  # decoding happens here
         except (RuntimeError, ValueError) as exc:
@@ -218,7 +228,8 @@ class OpenAIWhisperTranscriber:
 
     name = "openai-whisper"
 
-    def __init__(self, model_path: Path, threads: int = 2):
+    def __init__(self, model_path: Path, threads: int = 2, prompt: str | None = None):
+        self.prompt = prompt or None  # the person's vocabulary, as this engine's initial prompt
         if importlib.util.find_spec("whisper") is None:
             raise TranscriptionError(WHISPER_MISSING)
         self.model_path = Path(model_path) if model_path else None
@@ -245,6 +256,7 @@ class OpenAIWhisperTranscriber:
                 condition_on_previous_text=False,
                 fp16=False,
                 temperature=FALLBACK_TEMPERATURES,
+                initial_prompt=self.prompt,
             )
         except (RuntimeError, ValueError) as exc:
             raise TranscriptionError(f"{audio_path}: transcription failed ({exc})") from exc
@@ -273,8 +285,16 @@ class OpenAIWhisperTranscriber:
 OPENAI_WHISPER_FILES = {"asr": "openai-whisper/base.pt", "asr-lite": "openai-whisper/tiny.en.pt"}
 
 
+def vocabulary_prompt(settings: Settings) -> str | None:
+    """The person's vocabulary (Settings > Vocabulary) as words for the recogniser to expect, or None when
+    they set none: hotwords were no clear gain on the benchmark days (docs/benchmarks.md), so Whisper runs
+    as measured unless the person names their own words."""
+    return ", ".join(settings.vocabulary) or None
+
+
 def make_transcriber(settings: Settings, user_models: Path | None = None) -> Transcriber:
-    """The engine and model the settings name. Model folders come from the manifest (`locate`)."""
+    """The engine and model the settings name, told the person's vocabulary. Model folders come from the
+    manifest (`locate`)."""
     if settings.asr_engine == "openai-whisper":
         if importlib.util.find_spec("whisper") is None:
             raise TranscriptionError(WHISPER_MISSING)
@@ -287,7 +307,9 @@ def make_transcriber(settings: Settings, user_models: Path | None = None) -> Tra
             raise TranscriptionError(
                 f"openai-whisper needs a checkpoint in the library's models folder ({OPENAI_WHISPER_FILES[settings.asr_model]})"
             )
-        return OpenAIWhisperTranscriber(path, threads=settings.threads)
+        return OpenAIWhisperTranscriber(path, threads=settings.threads, prompt=vocabulary_prompt(settings))
     from egodesk.core.manifest import locate
 
-    return FasterWhisperTranscriber(locate(settings.asr_model, user_models), threads=settings.threads)
+    return FasterWhisperTranscriber(
+        locate(settings.asr_model, user_models), threads=settings.threads, hotwords=vocabulary_prompt(settings)
+    )

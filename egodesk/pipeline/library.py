@@ -295,7 +295,7 @@ class Library:
     @cached_property
     def _text_search(self) -> TextSearch:
         """Kept for the vocabulary it reads once and refreshes as imports add words."""
-        return TextSearch(self.store)
+        return TextSearch(self.store, known=lambda: self.settings.vocabulary)
 
     def search(self, text: str, limit: int = 200) -> SearchResult:
         """Words and phrases in everything said, shown, tagged, described and remembered

@@ -8,6 +8,9 @@ The rules, and why:
 - Any other word also matches the library's words heard or spelled alike (`core.soundalike.alike`) and
   its other forms (`core.words.lemma`: "took" finds "take"), since the recogniser wrote "pointment" for
   "appointment"; every word must match (AND), so more words narrow the hits.
+- The person's own words (Settings > Vocabulary: names, places) are the right spellings: a query word that
+  is one of them or alike one (typed "Catrina" for "Katrina") also matches that word and the library's
+  words alike it, as the recogniser may have written it either way.
 - The last word, while typed (the query does not end in a space or quote), also matches as the start of
   a word: "umbr" already finds "umbrella".
 - Common words ("the", "I") are dropped unless the query holds nothing else: they would match most rows.
@@ -28,6 +31,7 @@ import threading
 import time
 import unicodedata
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sqlalchemy import text
@@ -161,8 +165,12 @@ class Vocabulary:
 class TextSearch:
     """Searches one library's text index; keeps the index's vocabulary between searches."""
 
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, known: Callable[[], list[str]] = list):
+        """`known` gives the person's vocabulary (names, places, words), read at each search so a change in
+        the settings counts at once."""
         self.store = store
+        self.known = known
+        self._known: tuple[tuple[str, ...], Vocabulary] = ((), Vocabulary({}))
         self._vocabulary: Vocabulary | None = None
         self._stamp: bytes | None = None
         self._read_at = 0.0
@@ -181,14 +189,33 @@ class TextSearch:
                 self._read_at = now
             return self._vocabulary
 
-    def match_expression(self, query: Terms, vocabulary: Vocabulary) -> tuple[str, dict[str, list[str]]]:
+    def known_words(self) -> Vocabulary:
+        """The person's vocabulary as words (an entry of several, "Ty Hafan", gives each), grouped like the
+        index's for finding the ones alike a query word; built again only when the list changed."""
+        entries = tuple(self.known())
+        if entries != self._known[0]:
+            words = {w: 1 for entry in entries for w in words_of(entry)}
+            self._known = (entries, Vocabulary(words))
+        return self._known[1]
+
+    def _alike(self, word: str, vocabulary: Vocabulary, known: Vocabulary) -> list[str]:
+        """The index's words alike `word`; with the person's words it is or is alike, and theirs."""
+        found = vocabulary.alike(word)
+        mine = ([word] if word in known.counts else []) + known.alike(word)
+        for right in mine:
+            found = found + [right, *vocabulary.alike(right)]
+        return [w for w in dict.fromkeys(found) if w != word]
+
+    def match_expression(
+        self, query: Terms, vocabulary: Vocabulary, known: Vocabulary | None = None
+    ) -> tuple[str, dict[str, list[str]]]:
         """The FTS5 expression of a parsed query (every term quoted), and the alike words each word added."""
         groups = [_quoted(" ".join(words)) for words in query.phrases]
         if query.open_phrase:
             groups[-1] += "*"
         added: dict[str, list[str]] = {}
         for word in query.words:
-            alike = vocabulary.alike(word)
+            alike = self._alike(word, vocabulary, known or Vocabulary({}))
             if alike:
                 added[word] = alike
             terms = [_quoted(word), *(_quoted(a) for a in alike)]
@@ -203,7 +230,7 @@ class TextSearch:
         if query.empty or limit <= 0:
             return SearchResult(query_text, [])
         with self.store.engine.connect() as conn:
-            expression, added = self.match_expression(query, self.vocabulary(conn))
+            expression, added = self.match_expression(query, self.vocabulary(conn), self.known_words())
             matched = conn.execute(text(f"SELECT count(*) FROM {TABLE} WHERE {TABLE} MATCH :q"), {"q": expression}).scalar_one()
             order = "rank" if matched <= RANK_MAX else f"{TABLE}.rowid DESC"
             rows = conn.execute(

@@ -81,3 +81,24 @@ def test_correct_a_line_in_place_then_undo_it_with_ctrl_z(qtbot, spoken_window, 
     qtbot.waitUntil(lambda: heard in _items(window), timeout=WAIT_MS)
     assert "Correction undone" in window.statusBar().currentMessage()
     assert window.library.search("wombat").hits == [] and window.library.corrections() == []
+
+
+def test_the_vocabulary_is_typed_in_settings_and_kept(qtbot, window, tmp_path):
+    from PySide6.QtWidgets import QPlainTextEdit
+
+    from egodesk.core.settings import Settings
+    from egodesk.pipeline.library import Library
+
+    dialog = window.open_settings()
+    dialog.tabs.setCurrentIndex(list(Settings.groups()).index("Vocabulary"))
+    words = dialog.findChild(QPlainTextEdit, "setting-vocabulary")
+    assert words.isVisible() and words.toPlainText() == ""
+    for line in ("Katrina", "Ty Hafan", ""):
+        qtbot.keyClicks(words, line)
+        qtbot.keyClick(words, Qt.Key.Key_Return)
+    words.insertPlainText("pétanque")  # QTest types no accents: pasted
+    shot = Path(os.environ.get("EGODESK_SHOT_DIR", tmp_path)) / "settings-vocabulary.png"
+    assert dialog.grab().save(str(shot))
+    qtbot.mouseClick(dialog.buttons.button(dialog.buttons.StandardButton.Ok), Qt.MouseButton.LeftButton)
+    assert window.library.settings.vocabulary == ["Katrina", "Ty Hafan", "pétanque"]
+    assert Library(window.library.paths.root).settings.vocabulary == ["Katrina", "Ty Hafan", "pétanque"]  # on disk
