@@ -343,6 +343,8 @@ class Library:
             recaption(self.store, self.engines, footage_id, *line)
         if states.get("memory-parent") in ("done", "running"):
             build_parent_child(self.store, self.engines.index_manager, self.engines.embedder, footage_id, self.settings)
+            if "memory" in self.__dict__:  # this library's retrieval caches: its next question reads the change
+                self.memory.units_changed()
 
     # --- corrections: what was misheard or misread ---------------------------------------------
     def correct_line(self, footage_id: int, at: float, text: str, kind: str = corrections.SPEECH) -> CorrectedLine:

@@ -77,6 +77,10 @@ class Memory:
     def catalog(self) -> Catalog:
         return self._catalogs.get()
 
+    def units_changed(self) -> None:
+        """This process changed the units: the next question reads the snapshot again if it moved."""
+        self._catalogs.stale()
+
     def lexical(self, kinds: Sequence[str], views: Sequence[str] | None = None) -> LexicalIndex:
         return self._lexical.get(self.catalog(), kinds, views)
 

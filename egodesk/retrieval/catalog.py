@@ -275,6 +275,12 @@ class CatalogCache:
         self._checked = 0.0
         self._lock = threading.Lock()
 
+    def stale(self) -> None:
+        """Units were just changed by this process (a note, a corrected line): check at the next look-up,
+        not up to `FRESH_S` later, so the next question reads them."""
+        with self._lock:
+            self._checked = float("-inf")
+
     def get(self) -> Catalog:
         with self._lock:
             now = time.monotonic()
