@@ -1,7 +1,7 @@
 """faster-whisper decoding settings on the real test day: word error rate against the day's script and
 decoding speed, per setting.
 
-    EGODESK_THREADS=2 .venv/bin/python benchmarks/asr_settings.py [--only a,c,...] [--json FILE]
+    EGODESK_THREADS=2 .venv/bin/python benchmarks/asr_settings.py [--day real|clean] [--only a,c,...] [--json FILE]
 
 The real day (testday/real_day.py) has people talking at their own rates, a room or a street away or on
 the phone, over kitchen, street, café and office noise at 5-20 dB SNR. Every variant below transcribes
@@ -11,8 +11,8 @@ came through (near: the wearer; room, far, phone: the people they meet). RTF is 
 per second of audio (`cpu` is the process's CPU seconds per audio second) on the settings' threads
 (EGODESK_THREADS); `x(a)` is the RTF relative to the app's own setting measured in the same run.
 
-Every variant is told the language (en), as a user's language setting would: a detection pass on noisy
-speech would add its own errors and time to the comparison. Variants:
+Every variant but (h) is told the language (en), as the library's usual language (`asr.transcribe_as_usual`)
+tells an unsure detection; (h) shows what detecting it on every recording costs. Variants:
   a  the app (egodesk/perception/asr.py): batched pipeline, beam 1, greedy, VAD, no conditioning
   b  (a) with beam 5
   c  sequential WhisperModel.transcribe, beam 5, temperature fallback 0.0-0.6, VAD, no conditioning
@@ -22,6 +22,7 @@ speech would add its own errors and time to the comparison. Variants:
      the batched pipeline's own: 0.5, 400 ms, 160 ms)
   f  (a) with hotwords: the words on the day's boards and signs and the names of the people who talk
   g  the lite model (asr-lite, tiny.en) with (a)'s setting
+  h  (a) with the language detected, none given
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ def variants(hotwords: str) -> tuple[Variant, ...]:
         Variant("e", "(a) + sensitive VAD", "asr", True, APP | {"vad_parameters": SENSITIVE_VAD}),
         Variant("f", "(a) + hotwords", "asr", True, APP | {"hotwords": hotwords}),
         Variant("g", "asr-lite tiny.en, (a)", "asr-lite", True, APP),
+        Variant("h", "(a), language detected", "asr", True, APP | {"language": None}),
     )
 
 
@@ -110,7 +112,7 @@ def load_models(roles: set[str], threads: int) -> dict[str, tuple]:
 
 
 def decode(engine, audio, options: dict, offset: float) -> list[hearing.HeardWord]:
-    segments, _ = engine.transcribe(audio, language=LANGUAGE, word_timestamps=True, **options)
+    segments, _ = engine.transcribe(audio, word_timestamps=True, **({"language": LANGUAGE} | options))
     # Decoding is lazy: it happens while the segments are read.
     return [
         hearing.HeardWord(w.word.strip(), offset + w.start, offset + w.end, w.probability)
@@ -172,10 +174,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="comma-separated variant keys (default all; the first is the RTF baseline)")
     parser.add_argument("--json", help="also write the figures to this JSON file")
+    parser.add_argument("--day", choices=("real", "clean"), default="real", help="which test day's recordings")
     args = parser.parse_args(argv)
     started = time.perf_counter()
 
-    plan = plan_of("real")
+    plan = plan_of(args.day)
     paths = make_day(plan=plan)
     lines = script(plan)
     hotwords = vocabulary(plan, lines)
@@ -185,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     audios = [(_load_audio(path), to_ts(recording.start)) for recording, path in zip(plan, paths)]
     audio_s = sum(len(audio) / SAMPLE_RATE for audio, _ in audios)
     print(
-        f"real day: {len(audios)} recordings, {audio_s:.0f} s of audio, {len(lines)} lines; {threads} threads; language={LANGUAGE}"
+        f"{args.day} day: {len(audios)} recordings, {audio_s:.0f} s of audio, {len(lines)} lines; {threads} threads; language={LANGUAGE}"
     )
     print(f"hotwords (f): {hotwords}", flush=True)
 
