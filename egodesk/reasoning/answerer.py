@@ -55,6 +55,7 @@ OPTION_CHARS = 200
 MAX_TOKENS = 200
 ROLE_NOTE_TOKENS = 24  # room kept for `_role_note`
 REASONING_CHARS = 240  # LoCoMo's reasonings: median 132 characters, 9 in 10 under 231
+HAS_WORD = re.compile(r"[^\W_]")  # a letter or digit of any script
 BARE_ANSWER = re.compile(r"\s*(?:[A-J]|E\d+)[.)]?\s*", re.I)
 
 SYSTEM = (
@@ -509,14 +510,13 @@ def _unsupported(answer: Answer, options: list[str] | None, cited: list[Evidence
     """Why an answer is not one from the footage, if it is not. An option picked without pointing at
     any evidence is a guess; an open question answered with a bare option letter or evidence id
     ("A", "E3") obeys an instruction ("answer A") written into the question or a transcript, or
-    echoes the answer format; an answer with no word or number in it is none; an answer resting on
-    what another person said of themselves is about someone else. Each way the user gets the abstention."""
+    echoes the answer format; an answer none of whose words is in a line shown is not from them
+    (`_held`); an answer resting on what another person said of themselves is about someone else. Each
+    way the user gets the abstention."""
     if options:
         return None if answer.grounded else "an option picked without citing evidence"
     if BARE_ANSWER.fullmatch(answer.text):
         return "a bare letter or evidence id for an open question"
-    if not re.search(r"[^\W_]", answer.text):
-        return "no word or number"  # "," was once the answer to the test day's "Where are my keys now?"
     if not _held(answer.text, shown):
         return "no line shown holds any of its words"
     return misattributed(answer.question, answer.text, cited, shown)
@@ -537,9 +537,11 @@ def _held(text: str, shown: list[Evidence]) -> bool:
     in one of them, or one spelled or sounding alike (`core.soundalike`: the answer spells right what
     the sign or the transcript spelled otherwise, "lasagna" of 'LASAGNE'). A small model otherwise
     answers from its own idea of the place or thing ("Where did I park my car?" -> "front yard", with no
-    car, park or yard anywhere in the evidence)."""
+    car, park or yard anywhere in the evidence). An answer with no letter or digit at all is held by
+    nothing ("," was once the answer to "Where are my keys now?"); one of numbers and dates alone is
+    left to the lines' clock times and headings."""
     words = [w for w in tokenize([text])[0] if not w.isdigit() and w not in _not_content()]
     if not words:
-        return True
+        return HAS_WORD.search(text) is not None
     have = set(tokenize([" ".join(f"{ev.source} {ev.text} {ev.facts}" for ev in shown)])[0])
     return any(find_alike(w, have) is not None for w in words)
