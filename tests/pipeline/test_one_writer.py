@@ -105,7 +105,11 @@ def tables(root) -> dict:
     out = {}
     with closing(sqlite3.connect(root / "library.sqlite")) as con:
         names = [r[0] for r in con.execute("select name from sqlite_master where type='table' and name not like 'sqlite_%'")]
-        for name in names:
+        # An FTS5 table's segments depend on the order its rows were written in: its rows are compared
+        # through the table itself, not through the shadow tables that store them.
+        fts = [r[0] for r in con.execute("select name from sqlite_master where sql like 'create virtual table%using fts5%'")]
+        shadows = {f"{table}_{part}" for table in fts for part in ("data", "idx", "docsize", "config", "content")}
+        for name in [n for n in names if n not in shadows]:
             cols = [r[1] for r in con.execute(f"pragma table_info({name})") if r[1] not in volatile and not r[1].endswith("_id")]
             rows = con.execute(f"select {', '.join(cols)} from {name}").fetchall()
             out[name] = sorted((tuple(_normal(v, root) for v in row) for row in rows), key=repr)
