@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import cast
 
 from sqlalchemy import select
 
@@ -96,12 +97,7 @@ def star(store: Store, footage_id: int, start: float, end: float) -> int:
 
 def unstar(store: Store, star_id: int) -> int:
     """Remove a star; its footage id."""
-    with store.session() as s:
-        row = s.get(Star, star_id)
-        if row is None:
-            raise KeepError(f"there is no star {star_id} in this library")
-        s.delete(row)
-        return row.footage_id
+    return _delete(store, Star, star_id, "star")
 
 
 def add_note(store: Store, footage_id: int, start: float, end: float, text: str) -> int:
@@ -128,10 +124,15 @@ def edit_note(store: Store, note_id: int, text: str) -> int:
 
 def delete_note(store: Store, note_id: int) -> int:
     """Delete a note; its footage id."""
+    return _delete(store, Note, note_id, "note")
+
+
+def _delete(store: Store, model: type[Star] | type[Note], row_id: int, name: str) -> int:
+    """Delete a star or a note; its footage id. An unknown id is refused."""
     with store.session() as s:
-        row = s.get(Note, note_id)
+        row = cast("Star | Note | None", s.get(model, row_id))
         if row is None:
-            raise KeepError(f"there is no note {note_id} in this library")
+            raise KeepError(f"there is no {name} {row_id} in this library")
         s.delete(row)
         return row.footage_id
 

@@ -17,25 +17,17 @@ from tests.conftest import WALK_VIDEO, ffmpeg
 pytestmark = pytest.mark.badinput
 
 
+def _small_video(path):
+    """One second of the walk video, small and silent: a camera file that imports in seconds."""
+    ffmpeg("-i", str(WALK_VIDEO), "-t", "1", "-an", "-vf", "scale=160:90", "-c:v", "libx264", "-preset", "ultrafast", str(path))
+
+
 @pytest.fixture
 def watched(tmp_path, monkeypatch):
     """A library watching a card folder that holds one small video, imported and indexed."""
     card = tmp_path / "card" / "DCIM" / "100MEDIA"
     card.mkdir(parents=True)
-    ffmpeg(
-        "-i",
-        str(WALK_VIDEO),
-        "-t",
-        "1",
-        "-an",
-        "-vf",
-        "scale=160:90",
-        "-c:v",
-        "libx264",
-        "-preset",
-        "ultrafast",
-        str(card / "a.mp4"),
-    )
+    _small_video(card / "a.mp4")
     monkeypatch.setenv("EGODESK_HOME", str(tmp_path / "library"))
     library = Library(tmp_path / "library")
     library.save_settings(watched_with(library.settings, library.paths.root, tmp_path / "card"))
@@ -80,19 +72,6 @@ def test_a_folder_that_disappears_is_said_once_and_loses_nothing(watched, tmp_pa
     shown = egodesk("footage")
     assert f"(missing: {footage.path} is gone; its memories are kept)" in shown.stdout
     card.mkdir(parents=True)  # the card is back, with its file
-    ffmpeg(
-        "-i",
-        str(WALK_VIDEO),
-        "-t",
-        "1",
-        "-an",
-        "-vf",
-        "scale=160:90",
-        "-c:v",
-        "libx264",
-        "-preset",
-        "ultrafast",
-        str(card / "a.mp4"),
-    )
+    _small_video(card / "a.mp4")
     assert watcher.scan().folders_back == [str(folder)]
     assert not library.footage()[0].missing
