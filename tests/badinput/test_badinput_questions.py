@@ -18,7 +18,7 @@ from egodesk.pipeline.ask import ask as ask_library
 from egodesk.pipeline.library import Library
 from egodesk.reasoning.answerer import MAX_TOKENS, SYSTEM
 from tests.badinput.support import egodesk, grounded_or_abstained
-from tests.reasoning.test_answerer import ScriptedLLM
+from tests.doubles import ScriptedLLM
 
 pytestmark = pytest.mark.badinput
 

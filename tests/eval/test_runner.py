@@ -1,12 +1,11 @@
 import json
-import time
 
 import pytest
 
 from egodesk.core.settings import Settings
 from egodesk.eval.benchmark import BenchmarkError, load_benchmark
 from egodesk.eval.runner import format_summary, run_eval
-from tests.reasoning.test_answerer import ScriptedLLM
+from tests.doubles import ScriptedLLM
 
 
 def test_load_benchmark_parses_times_options_and_evidence(bench):
@@ -131,12 +130,6 @@ def test_an_interrupted_answering_run_resumes_from_its_report(bench, tmp_path, e
     assert len(other.sent) == 3
 
 
-class SlowScriptedLLM(ScriptedLLM):
-    def chat(self, *args, **kwargs):
-        time.sleep(0.05)
-        return super().chat(*args, **kwargs)
-
-
 def test_a_prompt_answered_before_is_answered_from_the_reply_cache_with_its_original_cost(bench, tmp_path, embedder):
     replies = [
         {"evidence": ["E1"], "reasoning": "-", "answer": "From 09:00:30 to 09:00:40"},
@@ -150,7 +143,7 @@ def test_a_prompt_answered_before_is_answered_from_the_reply_cache_with_its_orig
         answer=True,
         library_dir=tmp_path / "lib",
         embedder=embedder,
-        llm=SlowScriptedLLM(*replies),
+        llm=ScriptedLLM(*replies, delay=0.05),
         quiet=True,
         settings=Settings(),
     )

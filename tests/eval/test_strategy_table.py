@@ -7,6 +7,7 @@ import json
 from benchmarks.strategy_table import ANSWER_COLUMNS, RETRIEVAL_COLUMNS, strategy_table
 from egodesk.core.settings import Settings
 from egodesk.eval.runner import run_eval
+from tests.doubles import ScriptedLLM
 
 REPLIES = {
     "take paper": {"evidence": ["E1"], "reasoning": "-", "answer": "From 09:00:30 to 09:00:40"},
@@ -15,24 +16,16 @@ REPLIES = {
 }
 
 
-class QuestionLLM:
-    """A test double of the chat model that answers each tiny-bench question by what it asks."""
+class QuestionLLM(ScriptedLLM):
+    """The chat model answering each tiny-bench question by what it asks."""
 
     model_id = "question-llm"
 
     def __init__(self):
-        self.asked = 0
+        super().__init__(prompt_tokens=100)
 
-    def chat(self, messages, max_tokens=256, temperature=0.0, schema=None):
-        self.asked += 1
-        user = messages[-1]["content"]
-        return json.dumps(next(reply for key, reply in REPLIES.items() if key in user)), 100
-
-    def count_tokens(self, text):
-        return len(text.split())
-
-    def keep_prefix(self, messages):
-        pass  # nothing is evaluated here
+    def reply(self, messages, schema):
+        return next(reply for key, reply in REPLIES.items() if key in messages[-1]["content"])
 
 
 def rows(table: str) -> dict[str, dict[str, str]]:
@@ -66,7 +59,7 @@ def test_answered_table_rows_are_the_runs_summaries_and_resume_from_reports(benc
         assert row["hit@5"] == f"{summary['hit@5']:.3f}"
     uncached = functools.partial(run, reuse_replies=False)  # so only the report can spare the model
     for resume, asked in ((True, 0), (False, 3)):
-        before = llm.asked
+        before = llm.calls
         strategy_table(
             [str(bench)],
             ["hybrid"],
@@ -77,7 +70,7 @@ def test_answered_table_rows_are_the_runs_summaries_and_resume_from_reports(benc
             run=uncached,
             echo=echoed.append,
         )
-        assert llm.asked - before == asked
+        assert llm.calls - before == asked
 
 
 def test_retrieval_only_table_has_no_answer_columns(bench, tmp_path, embedder):

@@ -10,28 +10,10 @@ import pytest
 from egodesk.core.types import Evidence
 from egodesk.perception.llm import JSON_RETRIES, LLMError, chat_json
 from egodesk.reasoning.answerer import ABSTENTION, answer_question
+from tests.doubles import ScriptedLLM
 from tests.faults.harness import assert_same, fault_env, job_states, snapshot, worker
 
 pytestmark = pytest.mark.faults
-
-
-class ScriptedLLM:
-    """A test double of the LLM: replies from a script, the last one repeated."""
-
-    model_id = "scripted"
-
-    def __init__(self, *replies: str):
-        self.replies, self.calls = list(replies), 0
-
-    def chat(self, messages, max_tokens=256, temperature=0.0, schema=None):
-        self.calls += 1
-        return self.replies[min(self.calls, len(self.replies)) - 1], 7
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-    def keep_prefix(self, messages):
-        pass  # nothing is evaluated here
 
 
 def test_retries_then_a_clear_error():
@@ -44,14 +26,14 @@ def test_retries_then_a_clear_error():
 
 
 def test_a_retry_that_answers_is_used():
-    llm = ScriptedLLM("not json", '{"answer": "A"}')
+    llm = ScriptedLLM("not json", '{"answer": "A"}', prompt_tokens=7)
     assert chat_json(llm, [{"role": "user", "content": "q"}], {"type": "object"}) == ({"answer": "A"}, 7)
     assert llm.calls == 2
 
 
 def test_the_answerer_abstains_with_the_error():
     evidence = [Evidence(1, 1, "walk", 1000.0, 1005.0, "I take the plate.", 1.0)]
-    answer = answer_question(ScriptedLLM("no JSON here"), "What did I take?", evidence)
+    answer = answer_question(ScriptedLLM("no JSON here", repeat_last=True), "What did I take?", evidence)
     assert answer.abstained and answer.text == ABSTENTION and not answer.cited
     assert "did not return valid JSON" in answer.extra["error"]
 

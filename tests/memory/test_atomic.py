@@ -147,7 +147,7 @@ def test_build_stop_resume_with_the_test_model(store, lib_paths, tmp_path, embed
 def test_a_build_keeps_what_each_clip_read_on_screen(store, lib_paths, make_video, embedder):
     """The LLM's statements drop the sign's exact text; the build adds it verbatim from the keyframes' OCR."""
     from egodesk.memory.store import Keyframe
-    from tests.reasoning.test_answerer import ScriptedLLM
+    from tests.doubles import ScriptedLLM
 
     footage = make_video([[["street sign", 0.9]], [["tree", 0.8]]])
     with store.session() as s:

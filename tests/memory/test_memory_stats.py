@@ -17,6 +17,7 @@ from egodesk.memory.stats import footage_summary, memory_stats
 from egodesk.memory.visual import build_visual
 from egodesk.pipeline.library import Library
 from egodesk.pipeline.textimport import import_memory_jsonl
+from tests.doubles import ScriptedLLM
 from tests.memory.conftest import add_footage
 
 
@@ -67,31 +68,27 @@ def test_memory_stats(store, lib_paths, embedder, make_video, make_footage):
     ]
 
 
-class ScriptedLLM:
-    """Test double of the LLM for the statistics test only (extraction has its own tests): each numbered
-    entry "N. (wearer: Jake) I <verb> <object>." yields one record (verb, object) or one "action"
-    statement, and each batch one "activity" statement citing all its entries."""
+class EntriesLLM(ScriptedLLM):
+    """The LLM for the statistics test only (extraction has its own tests): each numbered entry
+    "N. (wearer: Jake) I <verb> <object>." yields one record (verb, object) or one "action" statement,
+    and each batch one "activity" statement citing all its entries."""
 
-    model_id = "scripted"
+    def __init__(self):
+        super().__init__(prompt_tokens=0)
 
-    def keep_prefix(self, messages):
-        pass
-
-    def chat(self, messages, max_tokens=256, temperature=0.0, schema=None):
+    def reply(self, messages, schema):
         entries = [
             (int(n), verb, obj)
             for n, verb, obj in re.findall(r"^(\d+)\. \(wearer: \w+\) I (\w+) (.+?)\.$", messages[-1]["content"], re.M)
         ]
         if "records" in schema["properties"]:
-            reply = {"records": [{"id": n, "action": verb, "object": obj} for n, verb, obj in entries]}
-        else:
-            reply = {
-                "statements": [
-                    {"view": "action", "text": f"Jake {verb}s the {obj} (entry {n})", "ids": [n]} for n, verb, obj in entries
-                ]
-                + [{"view": "activity", "text": "Jake does chores", "ids": [n for n, *_ in entries]}]
-            }
-        return json.dumps(reply), 0
+            return {"records": [{"id": n, "action": verb, "object": obj} for n, verb, obj in entries]}
+        return {
+            "statements": [
+                {"view": "action", "text": f"Jake {verb}s the {obj} (entry {n})", "ids": [n]} for n, verb, obj in entries
+            ]
+            + [{"view": "activity", "text": "Jake does chores", "ids": [n for n, *_ in entries]}]
+        }
 
 
 def narrations(source: str, rows: list[tuple[str, str]]) -> str:
@@ -137,8 +134,8 @@ def grown_library(library, tmp_path, embedder):
     settings = Settings(wearer_name="Jake", records_batch_size=12, atomic_batch_size=4)
     for footage_id in footage:
         build_parent_child(lib.store, indices, embedder, footage_id)
-        build_records(lib.store, indices, embedder, ScriptedLLM(), footage_id, settings)
-        build_atomic(lib.store, indices, embedder, ScriptedLLM(), footage_id, settings)
+        build_records(lib.store, indices, embedder, EntriesLLM(), footage_id, settings)
+        build_atomic(lib.store, indices, embedder, EntriesLLM(), footage_id, settings)
     yield lib, (*footage, empty)
     lib.close()
 

@@ -21,7 +21,7 @@ from egodesk.memory.records import (
 )
 from egodesk.memory.store import Unit, Vector
 from egodesk.pipeline.textimport import import_memory_jsonl
-from tests.reasoning.test_answerer import ScriptedLLM
+from tests.doubles import ScriptedLLM
 
 NARRATIONS = ["I take plate.", "I put down plate.", "I open fridge door.", "I wash cloth.", "I turn on tap.", "I pick up knife."]
 

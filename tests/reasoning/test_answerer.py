@@ -20,33 +20,7 @@ from egodesk.reasoning.answerer import (
     prompt_head,
 )
 from egodesk.retrieval.lexical import tokenize
-
-
-class ScriptedLLM:
-    """A test double for the chat model: returns scripted replies and records what it was sent."""
-
-    model_id = "scripted"
-
-    def __init__(self, *replies):
-        self.replies = list(replies)
-        self.sent = []
-        self.read = []  # the prompts read ahead, with the schema and length of the reply written ahead
-
-    def chat(self, messages, max_tokens=256, temperature=0.0, schema=None):
-        self.sent.append((messages, schema))
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        return (reply if isinstance(reply, str) else json.dumps(reply)), 321
-
-    def count_tokens(self, text):
-        return len(text.split())
-
-    def keep_prefix(self, messages):
-        pass  # nothing is evaluated here
-
-    def prefill(self, messages, should_stop=None, schema=None, max_tokens=0):
-        self.read.append((messages, schema, max_tokens))
+from tests.doubles import ScriptedLLM
 
 
 def ev(uid, start, text, source="kitchen"):
@@ -319,17 +293,6 @@ def test_real_tiny_model_keeps_its_reasoning_to_the_length_the_schema_allows(tin
     assert answer.text in ("paper", "plate") and len(answer.reasoning) <= 4
 
 
-class StreamingLLM(ScriptedLLM):
-    """Replies arrive a few characters at a time, as a model writes them."""
-
-    def chat(self, messages, max_tokens=256, temperature=0.0, schema=None, on_text=None):
-        text, tokens = super().chat(messages, max_tokens, temperature, schema)
-        for i in range(0, len(text), 3):
-            if on_text is not None:
-                on_text(text[i : i + 3])
-        return text, tokens
-
-
 def test_a_json_field_is_decoded_wherever_the_reply_is_cut():
     reply = json.dumps({"evidence": ["E1"], "reasoning": 'the "answer": is here', "answer": 'a blue bowl\n"é" \\ ok'})
     final = json.loads(reply)["answer"]
@@ -342,17 +305,17 @@ def test_a_json_field_is_decoded_wherever_the_reply_is_cut():
 
 def test_the_answer_streams_as_it_is_written_and_the_final_check_still_decides():
     pieces = []
-    llm = StreamingLLM({"evidence": ["E2"], "reasoning": "I folded paper at 00:16:40.", "answer": "I folded the paper"})
+    llm = ScriptedLLM({"evidence": ["E2"], "reasoning": "I folded paper at 00:16:40.", "answer": "I folded the paper"})
     out = answer_question(llm, "What did I do with the paper?", EVIDENCE, on_text=pieces.append)
     assert len(pieces) > 2 and "".join(pieces) == out.text == "I folded the paper"
     assert "withdrawn" not in out.extra
 
     pieces.clear()
-    llm = StreamingLLM({"evidence": [], "reasoning": "Nothing says.", "answer": "NOT_FOUND"})
+    llm = ScriptedLLM({"evidence": [], "reasoning": "Nothing says.", "answer": "NOT_FOUND"})
     out = answer_question(llm, "Where are my keys?", EVIDENCE, on_text=pieces.append)
     assert out.abstained and pieces == []  # the not-found marker is never shown as words
 
-    llm = StreamingLLM({"evidence": [], "reasoning": "A guess.", "answer": "On the table"})
+    llm = ScriptedLLM({"evidence": [], "reasoning": "A guess.", "answer": "On the table"})
     out = answer_question(llm, "Where are my keys?", EVIDENCE, on_text=pieces.append)
     assert out.abstained and "".join(pieces) == "On the table" and out.extra["withdrawn"] == "On the table"
 

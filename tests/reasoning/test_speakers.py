@@ -1,7 +1,7 @@
 from egodesk.core.types import Evidence
 from egodesk.reasoning.answerer import answer_question
 from egodesk.reasoning.speakers import misattributed
-from tests.reasoning.test_answerer import ScriptedLLM
+from tests.doubles import ScriptedLLM
 
 
 def line(uid, text):
