@@ -7,7 +7,7 @@ import json
 import sys
 
 from egodesk.commands import find_footage
-from egodesk.core.timeutil import parse_iso
+from egodesk.core.timeutil import parse_clock, parse_iso
 
 
 def cmd_memory_stats(args: argparse.Namespace) -> int:
@@ -103,11 +103,11 @@ def _table(header: list[str], rows: list[list[str]], left: int = 1) -> list[str]
 
 
 def _when(text: str | None, footage_start: float) -> float | None:
-    """A time given as ISO-8601, or as seconds into the footage."""
+    """A time into the footage as `star` and `export` take it (75, 1:15, 0:01:15.5), or an ISO-8601 time."""
     if text is None:
         return None
     try:
-        return footage_start + float(text)
+        return footage_start + parse_clock(text)
     except ValueError:
         return parse_iso(text)
 
@@ -142,6 +142,6 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_memory_stats)
     p = sub.add_parser("forget", help="remove a footage, or a time range of it, from everything")
     p.add_argument("source", help="footage id, title or path")
-    p.add_argument("--from", dest="start", help="ISO time or seconds into the footage")
-    p.add_argument("--to", dest="end", help="ISO time or seconds into the footage")
+    p.add_argument("--from", dest="start", help="a time into the footage (75, 1:15) or an ISO time")
+    p.add_argument("--to", dest="end", help="a time into the footage (75, 1:15) or an ISO time")
     p.set_defaults(func=cmd_forget)
