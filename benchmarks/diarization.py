@@ -16,6 +16,11 @@ DER is scored per recording with a 0.25 s collar, overlaps included (egodesk/eva
 Identity accuracy maps library voices to people once for the whole day. `--sweep` prints the DER over
 clustering thresholds (the defaults were calibrated on the clean day; the real day judges them).
 
+Lines, as the library labels them (`memory.people.attach_lines`: a line gets the voice its turns overlap
+longest): the share of the script's lines whose voice maps to the person who said it, and how far the
+"me" label can be trusted (precision and recall of the wearer's lines), since that label is written into
+the memories the answers read.
+
     EGODESK_THREADS=2 .venv/bin/python benchmarks/diarization.py [--day clean,real] [--engine resemblyzer,mfcc]
         [--sweep] [--json FILE]
 """
@@ -80,6 +85,22 @@ class DayResult:
     people: int
     wearer_ok: bool
     rtf: float
+    lines_right: float  # share of script lines whose longest-overlapping voice maps to their speaker
+    me_precision: float  # of the lines labelled "me", the share the wearer said
+    me_recall: float  # of the wearer's lines, the share labelled "me"
+
+
+def line_voices(truth: list, turns: list[tuple[str, float, float]]) -> list[str | None]:
+    """Each true line's voice as the library would label it: the one whose turns overlap it longest."""
+    out = []
+    for line in truth:
+        heard: dict[str, float] = {}
+        for voice, start, end in turns:
+            overlap = min(end, line.end) - max(start, line.start)
+            if overlap > 0:
+                heard[voice] = heard.get(voice, 0.0) + overlap
+        out.append(max(heard, key=lambda v: heard[v]) if heard else None)
+    return out
 
 
 def run_day(day: str, engine: str, threads: int, distance: float | None = None, similarity: float | None = None):
@@ -101,6 +122,10 @@ def run_day(day: str, engine: str, threads: int, distance: float | None = None, 
     parts = total_der((reference[name], local[name]) for name in reference)
     identity, mapping = identity_accuracy(reference, library)
     wearer = book.wearer()
+    me = f"v{wearer}" if wearer is not None else None
+    said = [(line.speaker, voice) for name in truth for line, voice in zip(truth[name], line_voices(truth[name], library[name]))]
+    labelled_me = [speaker for speaker, voice in said if voice is not None and voice == me]
+    wearer_lines = [voice for speaker, voice in said if speaker == WEARER]
     duration = sum(len(a) for a in audio.values()) / dz.SAMPLE_RATE
     return DayResult(
         parts.der,
@@ -112,6 +137,9 @@ def run_day(day: str, engine: str, threads: int, distance: float | None = None, 
         len(speakers_of(truth)),
         wearer is not None and mapping.get(f"v{wearer}") == WEARER,
         seconds / duration,
+        sum(1 for speaker, voice in said if voice is not None and mapping.get(voice) == speaker) / max(1, len(said)),
+        sum(1 for speaker in labelled_me if speaker == WEARER) / max(1, len(labelled_me)),
+        sum(1 for voice in wearer_lines if voice is not None and voice == me) / max(1, len(wearer_lines)),
     )
 
 
@@ -143,15 +171,20 @@ def main(argv: list[str] | None = None) -> int:
             report.add(f"{engine} {day} DER", r.der * 100, "%", note="0.25 s collar, overlaps scored")
             report.add(f"{engine} {day} identity accuracy", r.identity * 100, "%")
             report.add(f"{engine} {day} RTF ({threads} threads)", r.rtf, "x")
+            report.add(f"{engine} {day} lines with their speaker's voice", r.lines_right * 100, "%")
+            report.add(f"{engine} {day} 'me' label precision", r.me_precision * 100, "%")
+            report.add(f"{engine} {day} 'me' label recall", r.me_recall * 100, "%")
     print()
     print(
-        f"| engine | day | DER | missed | false alarm | confusion | identity acc. | voices / people | wearer = me | RTF ({threads} thr) |"
+        f"| engine | day | DER | missed | false alarm | confusion | identity acc. | voices / people | wearer = me |"
+        f" lines right | 'me' precision / recall | RTF ({threads} thr) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for engine, day, r in rows:
         print(
             f"| {engine} | {day} | {r.der:.1%} | {r.missed:.1%} | {r.false_alarm:.1%} | {r.confusion:.1%} | {r.identity:.1%} |"
-            f" {r.voices} / {r.people} | {'yes' if r.wearer_ok else 'no'} | {r.rtf:.4f} |"
+            f" {r.voices} / {r.people} | {'yes' if r.wearer_ok else 'no'} | {r.lines_right:.1%} |"
+            f" {r.me_precision:.1%} / {r.me_recall:.1%} | {r.rtf:.4f} |"
         )
     print(f"targets: DER <= {DER_TARGET:.0%} on the clean day, RTF <= {RTF_TARGET} on 2 cores\n")
     report.finish(args.json)
