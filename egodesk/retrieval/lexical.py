@@ -43,6 +43,18 @@ def tokenize(texts: Sequence[str]) -> list[list[str]]:
     return bm25s.tokenize(list(texts), stopwords="english", stemmer=_stem, show_progress=False, return_ids=False)
 
 
+def _save(index: bm25s.BM25, folder: Path) -> None:
+    """Whole or not at all: written beside, then renamed; a failure only costs the next start a build."""
+    partial = folder.with_name(folder.name + ".partial")
+    try:
+        shutil.rmtree(partial, ignore_errors=True)
+        index.save(partial, show_progress=False)
+        partial.rename(folder)
+    except OSError as exc:
+        shutil.rmtree(partial, ignore_errors=True)
+        log.info("the lexical index %s was not saved: %s", folder.name, exc)
+
+
 class LexicalIndex:
     """BM25 over the catalog rows `rows` (positions into the catalog)."""
 
@@ -59,21 +71,11 @@ class LexicalIndex:
                 log.info("rebuilding the lexical index %s: %s", saved.name, exc)
         if self._bm25 is None:
             tokens = bm25s.tokenize([catalog.text[i] for i in rows], stopwords="english", stemmer=_stem, show_progress=False)
-            self._bm25 = bm25s.BM25()
-            self._bm25.index(tokens, show_progress=False)
+            built = bm25s.BM25()
+            built.index(tokens, show_progress=False)
+            self._bm25 = built
             if saved is not None:
-                self._save(saved)
-
-    def _save(self, folder: Path) -> None:
-        """Whole or not at all: written beside, then renamed; a failure only costs the next start a build."""
-        partial = folder.with_name(folder.name + ".partial")
-        try:
-            shutil.rmtree(partial, ignore_errors=True)
-            self._bm25.save(partial, show_progress=False)
-            partial.rename(folder)
-        except OSError as exc:
-            shutil.rmtree(partial, ignore_errors=True)
-            log.info("the lexical index %s was not saved: %s", folder.name, exc)
+                _save(built, saved)
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every row of this index for `query` (zeros when nothing matches); a query word
@@ -84,7 +86,7 @@ class LexicalIndex:
         vocab = self._bm25.vocab_dict
         asked = tokenize([query])[0]
         words = [w for w in asked if w in vocab]
-        similar = [v for w in dict.fromkeys(asked) for v in self._alike(w)]
+        similar = [v for w in dict.fromkeys(asked) for v in self._alike(w, vocab)]
         scores = np.zeros(len(self.rows), dtype=np.float32)
         if words:
             scores += np.asarray(self._bm25.get_scores(words), dtype=np.float32)
@@ -92,11 +94,10 @@ class LexicalIndex:
             scores += ALIKE_WEIGHT * np.asarray(self._bm25.get_scores(similar), dtype=np.float32)
         return scores
 
-    def _alike(self, word: str) -> list[str]:
-        """The indexed words of `word`'s kind, and when the index lacks `word` itself those heard alike
-        (kept per word: a library's questions repeat their words)."""
+    def _alike(self, word: str, vocab: dict[str, int]) -> list[str]:
+        """The indexed words (`vocab`) of `word`'s kind, and when the index lacks `word` itself those
+        heard alike (kept per word: a library's questions repeat their words)."""
         if word not in self._alike_cache:
-            vocab = self._bm25.vocab_dict
             kind = [m for m in same_kind(word) if m != word and m in vocab]
             heard = [] if word in vocab else [v for v in vocab if alike(word, v) and v not in kind]
             self._alike_cache[word] = kind + heard

@@ -101,7 +101,8 @@ def _people(question: str) -> list[str]:
 def _cues(focus: str, people: list[str]) -> tuple[list[str], list[str]]:
     """Actions (verb lemmas) and objects (remaining content words) of the focus phrase."""
     lowered_people = {p.lower() for p in people}
-    actions, objects = [], []
+    actions: list[str] = []
+    objects: list[str] = []
     for word in re.findall(r"[a-z][a-z'-]*", focus.lower()):
         word = word.removesuffix("'s")
         if word in lowered_people or word in STOPWORDS or word in QUESTION_WORDS:

@@ -108,8 +108,8 @@ class Records(Strategy):
         catalog = self.memory.catalog()
         by_entry: list[list[int]] = []
         for entry in entries:
-            rows = [catalog.row(m["record"]) for m in self._members(entry, cutoff)]
-            by_entry.append([r for r in rows if r is not None])
+            found = [catalog.row(m["record"]) for m in self._members(entry, cutoff)]
+            by_entry.append([r for r in found if r is not None])
         allowed = np.zeros(len(catalog), dtype=bool)
         allowed[[r for rows in by_entry for r in rows]] = True
         n = int(allowed.sum())

@@ -40,7 +40,7 @@ PINPOINTED_NEIGHBOURS = 1  # of those, the one "right after" names: the answer r
 
 def views(memory: Memory) -> list[tuple[str, str, str | None]]:
     """(space, kind, view) triples to search: the atomic views if built, else captions/transcripts."""
-    atomic = [(f"atomic-{v}", "atomic", v) for v in ATOMIC_VIEWS if memory.has(f"atomic-{v}")]
+    atomic: list[tuple[str, str, str | None]] = [(f"atomic-{v}", "atomic", v) for v in ATOMIC_VIEWS if memory.has(f"atomic-{v}")]
     return atomic or [(kind, kind, None) for kind in PARENT_KINDS if memory.has(kind)]
 
 
