@@ -1,47 +1,34 @@
 """`auto`: the specialised rankings fused with plain fusion, so that no question is sent away from the
 moments that hold its words.
 
-Routing a question to one strategy by its wording lost on footage nobody tuned for: on a kitchen
-benchmark every "between 17:26:09 and 17:26:29, which ..." question went to `timeaware` (Hit@5 0.66
-against hybrid's 0.76), and "when did I see a cat?" went there too and never reached the clip whose
-caption said "cat". Instead every member that the library can serve ranks the question and the
-rankings are fused per moment: a clip's caption, its transcript and the atomic statements cut from it
-are one moment, so members that rank different units of one clip agree. Each member gives a moment
-its weight times the moment's share of the member's score range (`score_shares`: 1 at its top, 0 at
-the last unit it pooled), not a reciprocal rank: a member whose top stands far above the rest is
-sure, one with a close runner-up is not, and ranks alone cannot tell the two apart.
+Routing a question to one strategy by its wording lost on footage nobody tuned for: a clock-time
+question went to `timeaware` alone, and "when did I see a cat?" never reached the clip whose caption
+said "cat". Instead every member that the library can serve ranks the question and the rankings are
+fused per moment: a clip's caption, its transcript and the atomic statements cut from it are one
+moment, so members that rank different units of one clip agree. Each member gives a moment its weight
+times the moment's share of the member's score range (`score_shares`: 1 at its top, 0 at the last unit
+it pooled), not a reciprocal rank: a member whose top stands far above the rest is sure, one with a
+close runner-up is not, and ranks alone cannot tell the two apart.
 - `hybrid`: dense + BM25 over the sub-chunks, the plain fusion every other ranking must not lose to;
 - `context`: dense + BM25 over whole captions and transcript turns with neighbour smoothing
   (LoCoMo's turns answer one another);
-- `flat`: the text embedder's cosine alone over whole captions and turns. With nomic-embed-text the
-  dense floor beat the fusion without it on LoCoMo's multi-hop questions (0.594 against 0.469), and it
-  puts the test day's described moment first more often (Hit@1 0.579 -> 0.737);
+- `flat`: the text embedder's cosine alone over whole captions and turns: the dense floor, which beats
+  the fusion without it on LoCoMo's multi-hop questions;
 - `timeaware`: EgoCITE's rounds over the atomic views, with cue-word coverage and chronological
   curation for "first/last time", "right after", "usually".
 Weights: `context` 2, `flat` 1.5, `timeaware` 1 for a question with temporal intent ("last time", "right
 after", "usually", "when", a named time); a member of weight 0 (`hybrid`, and `timeaware` for the rest) is
-not run, because on the 200-hour scale library each member's first use costs seconds (5.5 s for the first
-question with all three, over the 2 s bound). `hybrid` at 0.5 or 1 lowered LoCoMo (0.657, 0.616).
-Measured with nomic-embed-text-v1.5 on libraries as `egodesk eval` builds them (no LLM memories),
-Hit@5 (Hit@1), reciprocal rank fusion at k0 = 20 -> score shares, the same weights: LoCoMo-200 0.722
-(0.389) -> 0.737 (0.419), per category none lower (adversarial 0.681 -> 0.723, open-domain 0.455 ->
-0.545, multi-hop 0.594 at its dense floor either way); epic-dev 0.991 (0.954) -> 0.993 (0.954); the
-derived clock-window set 0.989 (0.705) -> 0.989 (0.758); the test day with its LLM memories 1.000
-(0.658) -> 1.000 (0.789). Without `flat`, under RRF, the Hit@5 figures were 0.702, 1.000, 0.986 and
-0.947, and LoCoMo's multi-hop questions stayed under their dense floor.
-The moment right after a strong match gets CARRY of its score (`carried`): LoCoMo-200 0.737 (0.419)
--> 0.753 (0.424), adversarial 0.723 -> 0.745, open-domain 0.545 -> 0.636, single-hop 0.714 -> 0.729,
-none lower; the test day 1.000 (0.789) -> 1.000 (0.816); epic-dev unchanged; the clock-window set 0.989
-(0.758) -> 0.992 (0.738), its one loss: a kitchen narration's next step, seconds later, sometimes
-passes it for first place.
+not run, because on the 200-hour scale library each member's first use costs seconds.
+The moment right after a strong match gets CARRY of its score (`carried`).
 A member that pinpointed a moment (`timeaware` found a first/last occurrence holding the
 event's words, and what came right after it) is sure of this question: the pinpointed moment stays on
 top and that member's weight is multiplied by PINPOINT_WEIGHT. That is a decision from how well the units
 match the question; it puts epic-dev's one right repeat of "take paper" first and keeps its runners-up
 (the latest occurrences) above moments that merely mention paper.
+The LLM reranker (Parent-Rerank) is left out: its judging costs about as much as the answer.
 
-The LLM reranker (Parent-Rerank) is left out: with llm-quality on 2 cores it lifted hybrid's Hit@1
-from 0.270 to 0.475 on epic-dev, but judging cost 11-18 s a question, about as much as the answer.
+Now: LoCoMo-200 Hit@5 0.753 (Hit@1 0.424) with nomic-embed-text-v1.5. The figures behind each rule, before
+and after: docs/benchmarks.md, "Figures moved from the code".
 """
 
 from __future__ import annotations
