@@ -10,11 +10,12 @@ from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.eval.benchmark import BenchQuestion
 from egodesk.eval.runner import run_questions
 from egodesk.pipeline.ask import ask, check_question, describe, people_order, prepare, retrieve, unmentioned, with_when
+from egodesk.pipeline.library import Library
 from egodesk.reasoning.answerer import MAX_TOKENS
 from egodesk.retrieval.base import Memory
 from egodesk.retrieval.question import analyze
 from egodesk.retrieval.timewindow import TimeWindow
-from tests.reasoning.test_answerer import ScriptedLLM, StreamingLLM
+from tests.doubles import ScriptedLLM
 from tests.retrieval.conftest import DAY1, DAY2, built, ts  # noqa: F401  (a fixture)
 
 
@@ -51,10 +52,38 @@ def test_ask_abstains_when_the_model_finds_nothing(memory):
     assert answer.abstained and answer.text == ABSTENTION
 
 
+def _bench(question: str) -> BenchQuestion:
+    return BenchQuestion("q1", question, None, None, None, ts(DAY2), None)
+
+
+EMPTY_CALLERS = {
+    "the app (Library.ask)": lambda library, memory, llm, question: library.ask(question),
+    "pipeline.ask": lambda library, memory, llm, question: ask(memory, llm, question),
+    "retrieval alone": lambda library, memory, llm, question: retrieve(memory, question),
+    "egodesk eval": lambda library, memory, llm, question: run_questions(memory, [_bench(question)], "auto", k=5, llm=llm),
+}
+
+
+@pytest.mark.parametrize("caller", list(EMPTY_CALLERS))
 @pytest.mark.parametrize("question", ["", "   ", "\n\t"])
-def test_an_empty_question_is_refused_once_for_every_caller(question):
-    with pytest.raises(ValueError, match="the question is empty"):
+def test_an_empty_question_is_refused_once_for_every_caller(memory, tmp_path, caller, question):
+    """Each caller gets the one refusal (`check_question`), before a model is loaded or asked."""
+    library, llm = Library(tmp_path / "library"), ScriptedLLM()  # a model asked would fail: no replies
+    with pytest.raises(ValueError, match="^the question is empty$"):
+        EMPTY_CALLERS[caller](library, memory, llm, question)
+    assert not llm.sent and not llm.read and "engines" not in vars(library)
+    library.close()
+    with pytest.raises(ValueError, match="^the question is empty$"):
         check_question(question)
+    assert check_question(" What  did\tI take? ") == "What did I take?"
+
+
+def test_the_cli_says_an_empty_question_is_empty(tmp_path, monkeypatch, capsys):
+    from egodesk.cli import main as cli_main
+
+    monkeypatch.setenv("EGODESK_HOME", str(tmp_path / "library"))
+    assert cli_main(["ask", " \n "]) == 2
+    assert capsys.readouterr().err == "error: the question is empty\n"
 
 
 def test_every_strategy_searches_only_inside_the_window_the_question_names(memory):
@@ -160,12 +189,21 @@ def test_windows_are_described_as_people_read_them():
     assert describe(TimeWindow(day + 9 * 3600, day + 9.5 * 3600, "")) == "Wed 13 Mar 2024, 09:00-09:30"
 
 
-def test_eval_measures_the_path_the_app_ships(memory):
-    """`egodesk eval` retrieves through the same path: the same evidence as the app's retrieval."""
-    question = BenchQuestion("q1", "When did I last take milk?", None, None, None, ts(DAY2), None)
-    [result] = run_questions(memory, [question], "auto", k=5)
-    app = retrieve(memory, question.question, asked_at=ts(DAY2), k=12)
-    assert [r["unit"] for r in result.detail["retrieved"]] == [ev.unit_id for ev in app.evidence[:5]]
+def test_eval_measures_the_path_the_app_ships(memory, tmp_path):
+    """`egodesk eval` answers a question as the app (`Library.ask`) does: the same moments found, the
+    same prompt sent to the model, the same answer taken from the same reply."""
+    question = _bench("When did I last take milk?")
+    reply = {"evidence": ["E1"], "reasoning": "Milk was taken.", "answer": "At 09:01:20"}
+    library, app_llm, eval_llm = Library(tmp_path / "library"), ScriptedLLM(reply), ScriptedLLM(reply)
+    library.__dict__["memory"] = memory  # the app's retrieval over this library, its models not loaded
+    library.engines.__dict__["llm"] = app_llm
+    app = library.ask(question.question, asked_at=question.asked_at, strategy="auto", k=5)
+    [result] = run_questions(memory, [question], "auto", k=5, llm=eval_llm)
+    library.close()
+    assert app_llm.sent and eval_llm.sent == app_llm.sent  # the prompt and its schema, to the character
+    assert {r["unit"] for r in result.detail["retrieved"]} == {ev.unit_id for ev in app.evidence}
+    assert (result.detail["answer"], result.detail["cited"]) == (app.text, app.cited) and app.text.startswith("At 09:01:20")
+    assert (result.grounded, result.abstained) == (app.grounded, app.abstained) == (True, False)
 
 
 def test_a_question_read_ahead_while_typed_is_the_prompt_asking_it_sends_up_to_its_asked_time(memory):
@@ -193,7 +231,7 @@ def test_a_question_read_ahead_while_typed_is_the_prompt_asking_it_sends_up_to_i
 
 def test_the_moments_found_come_before_the_answer_which_streams(memory):
     events = []
-    llm = StreamingLLM({"evidence": ["E1"], "reasoning": "Paper was taken.", "answer": "I took the paper"})
+    llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "Paper was taken.", "answer": "I took the paper"})
     answer = ask(
         memory,
         llm,
@@ -230,7 +268,7 @@ def test_the_cli_prints_the_answer_as_it_is_written(tmp_path, monkeypatch, capsy
         {"evidence": ["E1"], "reasoning": "The bowl.", "answer": "In the blue bowl by the door"},
         {"evidence": [], "reasoning": "A guess.", "answer": "On the table"},
     ]
-    monkeypatch.setattr(llm_module, "make_llm", lambda *args, **kwargs: StreamingLLM(replies.pop(0)))
+    monkeypatch.setattr(llm_module, "make_llm", lambda *args, **kwargs: ScriptedLLM(replies.pop(0)))
     printed = []
     monkeypatch.setattr(
         ask_command, "print", lambda *args, **kwargs: (printed.append(args), print(*args, **kwargs)), raising=False
