@@ -7,6 +7,28 @@ from egodesk.eval.benchmark import BenchmarkError, load_benchmark
 from egodesk.eval.runner import format_summary, run_eval
 from tests.doubles import ScriptedLLM
 
+REPLIES = [  # the tiny bench's three questions, answered right
+    {"evidence": ["E1"], "reasoning": "-", "answer": "From 09:00:30 to 09:00:40"},
+    {"evidence": ["E1"], "reasoning": "-", "answer": "Pixel"},
+    {"evidence": [], "reasoning": "-", "answer": "NOT_FOUND"},
+]
+
+
+def answering(bench, tmp_path, embedder, llm, strategy="hybrid", **kwargs) -> dict:
+    """An answering `run_eval` of the tiny bench (k=5) in the scratch library `tmp_path/lib`, quiet."""
+    return run_eval(
+        bench,
+        strategy,
+        k=5,
+        answer=True,
+        library_dir=tmp_path / "lib",
+        embedder=embedder,
+        llm=llm,
+        quiet=True,
+        settings=Settings(),
+        **kwargs,
+    )
+
 
 def test_load_benchmark_parses_times_options_and_evidence(bench):
     b = load_benchmark(bench)
@@ -47,22 +69,7 @@ def test_run_eval_retrieval_report_and_library_reuse(bench, tmp_path, embedder, 
 
 
 def test_run_eval_with_answers_scores_accuracy_f1_abstention(bench, tmp_path, embedder):
-    llm = ScriptedLLM(
-        {"evidence": ["E1"], "reasoning": "-", "answer": "From 09:00:30 to 09:00:40"},
-        {"evidence": ["E1"], "reasoning": "-", "answer": "Pixel"},
-        {"evidence": [], "reasoning": "-", "answer": "NOT_FOUND"},
-    )
-    data = run_eval(
-        bench,
-        "hybrid",
-        k=5,
-        answer=True,
-        library_dir=tmp_path / "lib",
-        embedder=embedder,
-        llm=llm,
-        quiet=True,
-        settings=Settings(),
-    )
+    data = answering(bench, tmp_path, embedder, ScriptedLLM(*REPLIES))
     s = data["summary"]
     assert s["accuracy"] == 1.0 and s["f1"] == 1.0
     assert s["abstention_precision"] == 1.0 and s["abstention_recall"] == 1.0
@@ -76,106 +83,28 @@ def test_run_eval_with_answers_scores_accuracy_f1_abstention(bench, tmp_path, em
 
 def test_an_interrupted_answering_run_resumes_from_its_report(bench, tmp_path, embedder):
     report = tmp_path / "report.json"
-    replies = [
-        {"evidence": ["E1"], "reasoning": "-", "answer": "From 09:00:30 to 09:00:40"},
-        {"evidence": ["E1"], "reasoning": "-", "answer": "Pixel"},
-        {"evidence": [], "reasoning": "-", "answer": "NOT_FOUND"},
-    ]
-    crashing = ScriptedLLM(replies[0], RuntimeError("the process died here"))
     with pytest.raises(RuntimeError):
-        run_eval(
-            bench,
-            "hybrid",
-            k=5,
-            answer=True,
-            report=report,
-            library_dir=tmp_path / "lib",
-            embedder=embedder,
-            llm=crashing,
-            quiet=True,
-            settings=Settings(),
-        )
+        answering(bench, tmp_path, embedder, ScriptedLLM(REPLIES[0], RuntimeError("the process died here")), report=report)
     assert len(json.loads(report.read_text())["questions"]) == 1  # the checkpoint kept the finished one
-    rest = ScriptedLLM(*replies[1:])
-    data = run_eval(
-        bench,
-        "hybrid",
-        k=5,
-        answer=True,
-        report=report,
-        library_dir=tmp_path / "lib",
-        embedder=embedder,
-        llm=rest,
-        quiet=True,
-        settings=Settings(),
-        resume=True,
-    )
+    rest = ScriptedLLM(*REPLIES[1:])
+    data = answering(bench, tmp_path, embedder, rest, report=report, resume=True)
     assert len(rest.sent) == 2 and data["summary"]["accuracy"] == 1.0 and data["summary"]["f1"] == 1.0
     assert [q["id"] for q in data["questions"]] == [q["id"] for q in json.loads(report.read_text())["questions"]]
-    other = ScriptedLLM(*replies)  # another strategy's report is not this run's: everything is asked again
-    run_eval(
-        bench,
-        "flat",
-        k=5,
-        answer=True,
-        report=report,
-        library_dir=tmp_path / "lib",
-        embedder=embedder,
-        llm=other,
-        quiet=True,
-        settings=Settings(),
-        resume=True,
-        reuse_replies=False,
-    )
+    other = ScriptedLLM(*REPLIES)  # another strategy's report is not this run's: everything is asked again
+    answering(bench, tmp_path, embedder, other, "flat", report=report, resume=True, reuse_replies=False)
     assert len(other.sent) == 3
 
 
 def test_a_prompt_answered_before_is_answered_from_the_reply_cache_with_its_original_cost(bench, tmp_path, embedder):
-    replies = [
-        {"evidence": ["E1"], "reasoning": "-", "answer": "From 09:00:30 to 09:00:40"},
-        {"evidence": ["E1"], "reasoning": "-", "answer": "Pixel"},
-        {"evidence": [], "reasoning": "-", "answer": "NOT_FOUND"},
-    ]
-    first = run_eval(
-        bench,
-        "hybrid",
-        k=5,
-        answer=True,
-        library_dir=tmp_path / "lib",
-        embedder=embedder,
-        llm=ScriptedLLM(*replies, delay=0.05),
-        quiet=True,
-        settings=Settings(),
-    )
+    first = answering(bench, tmp_path, embedder, ScriptedLLM(*REPLIES, delay=0.05))
     silent = ScriptedLLM()  # any call would fail: it has no replies
-    again = run_eval(
-        bench,
-        "hybrid",
-        k=5,
-        answer=True,
-        library_dir=tmp_path / "lib",
-        embedder=embedder,
-        llm=silent,
-        quiet=True,
-        settings=Settings(),
-    )
+    again = answering(bench, tmp_path, embedder, silent)
     assert silent.sent == [] and first["replies_reused"] == 0 and again["replies_reused"] == 3
     assert [q["detail"]["answer"] for q in again["questions"]] == [q["detail"]["answer"] for q in first["questions"]]
     assert again["summary"]["accuracy"] == first["summary"]["accuracy"] == 1.0
     assert all(q["answer_ms"] >= 50 for q in again["questions"])  # the model's time, not the lookup's
-    fresh = ScriptedLLM(*replies)
-    run_eval(
-        bench,
-        "hybrid",
-        k=5,
-        answer=True,
-        library_dir=tmp_path / "lib",
-        embedder=embedder,
-        llm=fresh,
-        quiet=True,
-        settings=Settings(),
-        reuse_replies=False,
-    )
+    fresh = ScriptedLLM(*REPLIES)
+    answering(bench, tmp_path, embedder, fresh, reuse_replies=False)
     assert len(fresh.sent) == 3
 
 
@@ -189,17 +118,21 @@ def test_llm_memories_are_built_for_the_questions_sources_only(bench, tmp_path, 
     from tests.memory.test_forget_records import NarrationReader
 
     library = tmp_path / "lib"
-    data = run_eval(
-        bench,
-        "records",
-        k=5,
-        limit=1,
-        library_dir=library,
-        embedder=embedder,
-        llm=NarrationReader(),
-        memories=("records",),
-        quiet=True,
-    )
+
+    def build_and_run() -> dict:
+        return run_eval(
+            bench,
+            "records",
+            k=5,
+            limit=1,
+            library_dir=library,
+            embedder=embedder,
+            llm=NarrationReader(),
+            memories=("records",),
+            quiet=True,
+        )
+
+    data = build_and_run()
     assert data["memories"]["records"]["footage"] == 1 and data["memories"]["records"]["clips_built"] == 4
     assert data["summary"]["hit@5"] == 1.0 and data["questions"][0]["detail"]["retrieved"]
     store = Store(library / "library.sqlite")
@@ -214,17 +147,7 @@ def test_llm_memories_are_built_for_the_questions_sources_only(bench, tmp_path, 
         )
     store.close()
     assert per_source == {"s1": 4}
-    again = run_eval(
-        bench,
-        "records",
-        k=5,
-        limit=1,
-        library_dir=library,
-        embedder=embedder,
-        llm=NarrationReader(),
-        memories=("records",),
-        quiet=True,
-    )
+    again = build_and_run()
     assert again["memories"]["records"]["clips_built"] == 0
     assert again["questions"][0]["detail"]["retrieved"] == data["questions"][0]["detail"]["retrieved"]
 
