@@ -1,3 +1,5 @@
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 import numpy as np
@@ -462,102 +464,70 @@ def test_memory_is_fresh_after_new_units(memory, built):
     assert len(memory.catalog()) == before
 
 
-def test_carve_reaches_keyframes_through_their_tags(memory, built):
+@contextmanager
+def added_units(built, memory, source: str, rows: list[dict]) -> Iterator[list[int]]:
+    """Units (`rows`: their fields) added to the footage titled `source` for one test, seen by `memory`
+    at once (not after the one-second freshness window); removed afterwards, with any vectors given them."""
     store, _ = built
     with store.session() as s:
-        fid = _footage_id(s, "kitchen-2")
-        frame = Unit(
-            footage_id=fid,
-            kind="frame",
-            view="visual",
-            builder="visual",
-            start_ts=ts(DAY2, 300),
-            end_ts=ts(DAY2, 315),
-            text="espresso, coffee mug",
-            meta={"labels": [["espresso", 0.9], ["coffee mug", 0.08]]},
-        )
-        s.add(frame)
-        s.flush()
-        frame_id = frame.id
-    try:
-        strategy = make_strategy("carve", memory)
-        memory._catalogs._checked = -1e9  # see the new unit now, not after the one-second freshness window
-        assert "visual-frame" in strategy.searchable() and "text-frame" in strategy.searchable()
-        found = strategy.retrieve(Query("an espresso", sources=["kitchen-2"], k=3))
-        assert found[0].unit_id == frame_id and found[0].view in ("text-frame", "visual-frame")
-    finally:
-        with store.session() as s:
-            s.delete(s.get(Unit, frame_id))
-
-
-def test_carve_rescores_visual_candidates_by_their_stored_text_vectors(memory, built, embedder):
-    store, indices = built
-    with store.session() as s:
-        fid = _footage_id(s, "kitchen-2")
-        frames = [
-            Unit(
-                footage_id=fid,
-                kind="frame",
-                view="visual",
-                builder="visual",
-                start_ts=ts(DAY2, 300 + 15 * i),
-                end_ts=ts(DAY2, 315 + 15 * i),
-                text=text,
-                meta={"labels": [[text, 0.9]]},
-            )
-            for i, text in enumerate(["espresso", "bicycle"])
-        ]
-        s.add_all(frames)
-        s.flush()
-        stored, unstored = frames[0].id, frames[1].id
-    # A stored vector deliberately unlike its text: rescoring must read it, not embed the text again.
-    indices.add(TEXT_SPACE, [stored], embedder.embed_documents(["a red bicycle"]), embedder.model_id)
-    try:
-        memory._catalogs._checked = -1e9
-        catalog = memory.catalog()
-        rows = catalog.rows([stored, unstored]).tolist()
-        got = make_strategy("carve", memory).text_vectors(rows)
-        np.testing.assert_allclose(got[0], embedder.embed_documents(["a red bicycle"])[0], atol=1e-6)
-        np.testing.assert_allclose(got[1], embedder.embed_documents(["bicycle"])[0], atol=1e-6)  # none stored: embedded now
-    finally:
-        indices.remove_units([stored])
-        with store.session() as s:
-            for uid in (stored, unstored):
-                s.delete(s.get(Unit, uid))
-
-
-def test_timeaware_finds_the_latest_of_many_identical_occurrences(memory, built, embedder):
-    store, indices = built
-    with store.session() as s:
-        fid = _footage_id(s, "kitchen-2")
-        units = [
-            Unit(
-                footage_id=fid,
-                kind="caption",
-                start_ts=ts(DAY2, 1000 + 10 * i),
-                end_ts=ts(DAY2, 1005 + 10 * i),
-                text="I take paper.",
-            )
-            for i in range(80)
-        ]
+        fid = _footage_id(s, source)
+        units = [Unit(footage_id=fid, **row) for row in rows]
         s.add_all(units)
         s.flush()
         ids = [u.id for u in units]
-        indices.add(
-            "caption", ids, np.repeat(embedder.embed_documents(["I take paper."]), len(ids), axis=0), embedder.model_id, session=s
-        )
+    memory._catalogs._checked = -1e9
     try:
-        memory._catalogs._checked = -1e9
+        yield ids
+    finally:
+        _remove(built, ids, ids)
+
+
+def frame(start_s: float, labels: list) -> dict:
+    """A keyframe unit's fields, as the visual builder writes them (its text: the tag names)."""
+    return {
+        "kind": "frame",
+        "view": "visual",
+        "builder": "visual",
+        "start_ts": ts(DAY2, start_s),
+        "end_ts": ts(DAY2, start_s + 15),
+        "text": ", ".join(name for name, _ in labels),
+        "meta": {"labels": labels},
+    }
+
+
+def test_carve_reaches_keyframes_through_their_tags(memory, built):
+    with added_units(built, memory, "kitchen-2", [frame(300, [["espresso", 0.9], ["coffee mug", 0.08]])]) as [frame_id]:
+        strategy = make_strategy("carve", memory)
+        assert "visual-frame" in strategy.searchable() and "text-frame" in strategy.searchable()
+        found = strategy.retrieve(Query("an espresso", sources=["kitchen-2"], k=3))
+        assert found[0].unit_id == frame_id and found[0].view in ("text-frame", "visual-frame")
+
+
+def test_carve_rescores_visual_candidates_by_their_stored_text_vectors(memory, built, embedder):
+    _, indices = built
+    with added_units(built, memory, "kitchen-2", [frame(300, [["espresso", 0.9]]), frame(315, [["bicycle", 0.9]])]) as ids:
+        stored, unstored = ids
+        # A stored vector deliberately unlike its text: rescoring must read it, not embed the text again.
+        indices.add(TEXT_SPACE, [stored], embedder.embed_documents(["a red bicycle"]), embedder.model_id)
+        rows = memory.catalog().rows([stored, unstored]).tolist()
+        got = make_strategy("carve", memory).text_vectors(rows)
+        np.testing.assert_allclose(got[0], embedder.embed_documents(["a red bicycle"])[0], atol=1e-6)
+        np.testing.assert_allclose(got[1], embedder.embed_documents(["bicycle"])[0], atol=1e-6)  # none stored: embedded now
+
+
+def test_timeaware_finds_the_latest_of_many_identical_occurrences(memory, built, embedder):
+    _, indices = built
+    rows = [
+        {"kind": "caption", "start_ts": ts(DAY2, 1000 + 10 * i), "end_ts": ts(DAY2, 1005 + 10 * i), "text": "I take paper."}
+        for i in range(80)
+    ]
+    with added_units(built, memory, "kitchen-2", rows) as ids:
+        indices.add("caption", ids, np.repeat(embedder.embed_documents(["I take paper."]), len(ids), axis=0), embedder.model_id)
         asked = ts(DAY2, 3600)
         found = make_strategy("timeaware", memory).retrieve(
             Query("When was the last time I did this: take paper?", asked_at=asked, sources=["kitchen-2"], k=3, cutoff=asked)
         )
         assert found[0].start == ts(DAY2, 1000 + 10 * 79)
-    finally:
-        indices.remove_units(ids)
-        with store.session() as s:
-            for uid in ids:
-                s.delete(s.get(Unit, uid))
 
 
 def test_what_came_right_after_an_event_follows_it_even_from_the_next_file(tmp_path, embedder):
