@@ -26,62 +26,22 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import RTF_GOAL, SHARED, Report, add_output_args
+from clips import WHOLE_WALK_SPOKEN, ffmpeg, speaking_walk
+from common import RTF_GOAL, Report, add_output_args
 
 from egodesk.core.types import Progress
 from egodesk.pipeline.library import Library
 from egodesk.pipeline.worker import read_progress
 
-MEDIA = SHARED / "media"
 LLM_STAGES = ("memory-records", "memory-atomic")
 GUI_SECONDS = 8.0
 
 
 def make_footage(folder: Path, minutes: float) -> Path:
-    composite = folder / "composite.mp4"
-    subprocess.run(
-        [
-            "ffmpeg",
-            "-v",
-            "error",
-            "-y",
-            "-i",
-            str(MEDIA / "gopro_max-heromode.mp4"),
-            "-i",
-            str(MEDIA / "whisper_jfk.flac"),
-            "-map",
-            "0:v:0",
-            "-map",
-            "1:a:0",
-            "-c:v",
-            "copy",
-            "-c:a",
-            "aac",
-            "-shortest",
-            str(composite),
-        ],
-        check=True,
-    )
+    composite = speaking_walk(folder / "composite.mp4", *WHOLE_WALK_SPOKEN)
     looped = folder / f"DAY1_09000000_loop{minutes:g}min.mp4"
     loops = int(minutes * 60 / 10.0) + 1
-    subprocess.run(
-        [
-            "ffmpeg",
-            "-v",
-            "error",
-            "-y",
-            "-stream_loop",
-            str(loops),
-            "-i",
-            str(composite),
-            "-t",
-            str(minutes * 60),
-            "-c",
-            "copy",
-            str(looped),
-        ],
-        check=True,
-    )
+    ffmpeg("-stream_loop", str(loops), "-i", str(composite), "-t", str(minutes * 60), "-c", "copy", str(looped))
     return looped
 
 

@@ -23,14 +23,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import SHARED, Report, add_output_args
+from clips import FAST, speaking_walk
+from common import Report, add_output_args
 
 import egodesk
 from egodesk.core.types import Progress
 from egodesk.pipeline.library import Library
 from egodesk.pipeline.worker import read_progress
 
-MEDIA = SHARED / "media"
 SEARCH_DONE = {"memory-parent", "memory-visual"}  # with these two a footage is found by every strategy
 STARTS = [
     ("20240202", "090000"),
@@ -51,36 +51,8 @@ def make_files(folder: Path, seconds: float) -> list[Path]:
     for n, (day, clock) in enumerate(STARTS):
         path = folder / f"{day}_{clock}.mp4"
         video = "hflip" if n % 2 else "null"
-        subprocess.run(
-            [
-                "ffmpeg",
-                "-v",
-                "error",
-                "-y",
-                "-ss",
-                f"{(n * 0.6) % 4:.1f}",
-                "-i",
-                str(MEDIA / "gopro_max-heromode.mp4"),
-                "-i",
-                str(MEDIA / "whisper_jfk.flac"),
-                "-map",
-                "0:v:0",
-                "-map",
-                "1:a:0",
-                "-vf",
-                video,
-                "-t",
-                str(seconds),
-                "-c:v",
-                "libx264",
-                "-preset",
-                "ultrafast",
-                "-c:a",
-                "aac",
-                str(path),
-            ],
-            check=True,
-        )
+        seek = ("-ss", f"{(n * 0.6) % 4:.1f}")
+        speaking_walk(path, "-vf", video, "-t", str(seconds), "-c:v", "libx264", *FAST, "-c:a", "aac", before=seek)
         out.append(path)
     return out
 

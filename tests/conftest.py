@@ -6,18 +6,17 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
+from benchmarks.clips import JFK_AUDIO, WALK_VIDEO, WHOLE_WALK_SPOKEN, ffmpeg, speaking_walk  # noqa: F401  (the tests take them from here)
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("EGODESK_SHARED", REPO.parent / "shared"))
 MEDIA = SHARED / "media"
 BENCHMARKS = SHARED / "benchmarks"
-WALK_VIDEO = MEDIA / "gopro_max-heromode.mp4"
-JFK_AUDIO = MEDIA / "whisper_jfk.flac"
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_API", "pyside6")
@@ -33,31 +32,11 @@ os.environ.setdefault("EGODESK_MEMORY_ATOMIC", "false")
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="egodesk-test-config-")
 
 
-def ffmpeg(*args: str) -> None:
-    subprocess.run(["ffmpeg", "-v", "error", "-y", *args], check=True)
-
-
 @pytest.fixture(scope="session")
 def composite_clip(tmp_path_factory) -> Path:
     """The walk video with the JFK speech as its audio: a realistic wearable clip with known words."""
     out = tmp_path_factory.mktemp("media") / "DAY1_11094208_composite.mp4"
-    ffmpeg(
-        "-i",
-        str(WALK_VIDEO),
-        "-i",
-        str(JFK_AUDIO),
-        "-map",
-        "0:v:0",
-        "-map",
-        "1:a:0",
-        "-c:v",
-        "copy",
-        "-c:a",
-        "aac",
-        "-shortest",
-        str(out),
-    )
-    return out
+    return speaking_walk(out, *WHOLE_WALK_SPOKEN)
 
 
 @pytest.fixture(scope="session")

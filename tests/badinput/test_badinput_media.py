@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.clips import FAST, H264
 from egodesk.memory.store import Footage
 from egodesk.pipeline.library import Library
 from tests.badinput.support import assert_nothing_lost, egodesk, snapshot
-from tests.conftest import JFK_AUDIO, WALK_VIDEO, ffmpeg
+from tests.conftest import JFK_AUDIO, WALK_VIDEO, ffmpeg, speaking_walk
 
 pytestmark = pytest.mark.badinput
 
-SMALL = ["-vf", "scale=320:180", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"]
+SMALL = ["-vf", "scale=320:180", *H264, *FAST]
 PATH_MAX = 4096
 
 
@@ -26,63 +27,15 @@ def media(tmp_path_factory) -> dict[str, Path]:
     """The usable odd files and the broken ones, by case name."""
     d = tmp_path_factory.mktemp("media")
     talk = d / "talk.mp4"  # 2 s of the walk with the JFK speech
-    ffmpeg(
-        "-i",
-        str(WALK_VIDEO),
-        "-i",
-        str(JFK_AUDIO),
-        "-map",
-        "0:v:0",
-        "-map",
-        "1:a:0",
-        "-t",
-        "2",
-        *SMALL,
-        "-c:a",
-        "aac",
-        "-movflags",
-        "+faststart",
-        str(talk),
-    )
+    speaking_walk(talk, "-t", "2", *SMALL, "-c:a", "aac", "-movflags", "+faststart")
     out = {"talk": talk}
     out["video-only"] = d / "no sound.mp4"
     ffmpeg("-i", str(WALK_VIDEO), "-t", "2", "-an", *SMALL, str(out["video-only"]))
     out["8k"] = d / "eight_k.mp4"  # 7680x4320, two frames: decoding 8K is what is tested, not encoding it
-    ffmpeg(
-        "-i",
-        str(WALK_VIDEO),
-        "-t",
-        "1",
-        "-an",
-        "-vf",
-        "scale=7680:4320,fps=2",
-        "-c:v",
-        "libx264",
-        "-preset",
-        "ultrafast",
-        "-pix_fmt",
-        "yuv420p",
-        str(out["8k"]),
-    )
+    ffmpeg("-i", str(WALK_VIDEO), "-t", "1", "-an", "-vf", "scale=7680:4320,fps=2", *H264, *FAST, str(out["8k"]))
     out["vfr"] = d / "vfr.mp4"  # 30 fps with a half-second hole after the first second
-    ffmpeg(
-        "-i",
-        str(WALK_VIDEO),
-        "-t",
-        "3",
-        "-an",
-        "-vf",
-        "scale=320:180,setpts='N/(30*TB)+if(gte(N,30),0.5/TB,0)'",
-        "-fps_mode",
-        "vfr",
-        "-c:v",
-        "libx264",
-        "-preset",
-        "ultrafast",
-        "-pix_fmt",
-        "yuv420p",
-        str(out["vfr"]),
-    )
+    hole = "scale=320:180,setpts='N/(30*TB)+if(gte(N,30),0.5/TB,0)'"
+    ffmpeg("-i", str(WALK_VIDEO), "-t", "3", "-an", "-vf", hole, "-fps_mode", "vfr", *H264, *FAST, str(out["vfr"]))
     out["voice note (m4a)"] = d / "Sprachnotiz 01.m4a"  # sound only: footage with speech and no pictures
     ffmpeg("-i", str(JFK_AUDIO), "-t", "1", "-c:a", "aac", str(out["voice note (m4a)"]))
     out["photo named .png"] = d / "IMG_0001.png"  # a JPEG, whatever its name says

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import JFK_AUDIO, WALK_VIDEO, ffmpeg
+from benchmarks.clips import FAST
+from tests.conftest import speaking_walk
 from tests.faults.harness import ALL_POINTS, FakeLLMServer, copy_library, fault_env, import_and_index, job_states, snapshot
 
 
@@ -17,30 +18,7 @@ from tests.faults.harness import ALL_POINTS, FakeLLMServer, copy_library, fault_
 def tiny_clip(tmp_path_factory) -> Path:
     """4 s of the walk video at 320x180, 10 fps, with the start of the JFK speech: two 2 s clips."""
     out = tmp_path_factory.mktemp("media") / "DAY1_11094208_tiny.mp4"
-    ffmpeg(
-        "-i",
-        str(WALK_VIDEO),
-        "-i",
-        str(JFK_AUDIO),
-        "-map",
-        "0:v:0",
-        "-map",
-        "1:a:0",
-        "-t",
-        "4",
-        "-vf",
-        "scale=320:180",
-        "-r",
-        "10",
-        "-c:v",
-        "libx264",
-        "-preset",
-        "ultrafast",
-        "-c:a",
-        "aac",
-        str(out),
-    )
-    return out
+    return speaking_walk(out, "-t", "4", "-vf", "scale=320:180", "-r", "10", "-c:v", "libx264", *FAST, "-c:a", "aac")
 
 
 @pytest.fixture(scope="session")

@@ -6,53 +6,21 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.clips import FAST, pattern_clip
 from tests.conftest import WALK_VIDEO, ffmpeg
 
 
 @pytest.fixture(scope="session")
 def huge_clip(tmp_path_factory) -> Path:
     """One second of 4096x2160 (at 5 fps: encoding 4K is slow on a shared machine)."""
-    out = tmp_path_factory.mktemp("huge") / "huge.mp4"
-    ffmpeg(
-        "-f",
-        "lavfi",
-        "-i",
-        "testsrc=size=4096x2160:rate=5",
-        "-t",
-        "1",
-        "-c:v",
-        "libx264",
-        "-preset",
-        "ultrafast",
-        "-pix_fmt",
-        "yuv420p",
-        str(out),
-    )
-    return out
+    return pattern_clip(tmp_path_factory.mktemp("huge") / "huge.mp4", 1, *FAST, size="4096x2160", rate=5)
 
 
 @pytest.fixture(scope="session")
 def vfr_clip(tmp_path_factory) -> Path:
     """Three seconds at 25 fps with a half-second hole after frame 25 (frames at 0.96 s, then 1.48 s)."""
-    out = tmp_path_factory.mktemp("vfr") / "vfr.mp4"
-    ffmpeg(
-        "-f",
-        "lavfi",
-        "-i",
-        "testsrc=size=160x120:rate=25",
-        "-t",
-        "3",
-        "-vf",
-        "setpts='N/(25*TB)+if(gte(N,25),0.5/TB,0)'",
-        "-fps_mode",
-        "vfr",
-        "-c:v",
-        "libx264",
-        "-pix_fmt",
-        "yuv420p",
-        str(out),
-    )
-    return out
+    hole = "setpts='N/(25*TB)+if(gte(N,25),0.5/TB,0)'"
+    return pattern_clip(tmp_path_factory.mktemp("vfr") / "vfr.mp4", 3, "-vf", hole, "-fps_mode", "vfr")
 
 
 @pytest.fixture(scope="session")
@@ -71,46 +39,11 @@ def cut_faststart_clip(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def long_gop_ts(tmp_path_factory) -> Path:
     """Three seconds of MPEG-TS with a single keyframe: seeking into it decodes nothing."""
-    out = tmp_path_factory.mktemp("ts") / "cam.mts"
-    ffmpeg(
-        "-f",
-        "lavfi",
-        "-i",
-        "testsrc=size=160x120:rate=25",
-        "-t",
-        "3",
-        "-c:v",
-        "libx264",
-        "-g",
-        "250",
-        "-pix_fmt",
-        "yuv420p",
-        str(out),
-    )
-    return out
+    return pattern_clip(tmp_path_factory.mktemp("ts") / "cam.mts", 3, "-g", "250")
 
 
 @pytest.fixture(scope="session")
 def small_av_clip(tmp_path_factory) -> Path:
     """One second of small video with a tone: picture and sound, quick to copy and probe."""
-    out = tmp_path_factory.mktemp("av") / "small.mp4"
-    ffmpeg(
-        "-f",
-        "lavfi",
-        "-i",
-        "testsrc=size=160x120:rate=25",
-        "-f",
-        "lavfi",
-        "-i",
-        "sine=frequency=440",
-        "-t",
-        "1",
-        "-c:v",
-        "libx264",
-        "-pix_fmt",
-        "yuv420p",
-        "-c:a",
-        "aac",
-        str(out),
-    )
-    return out
+    tone = ("-f", "lavfi", "-i", "sine=frequency=440")
+    return pattern_clip(tmp_path_factory.mktemp("av") / "small.mp4", 1, "-c:a", "aac", inputs=tone)
