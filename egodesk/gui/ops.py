@@ -124,12 +124,21 @@ def correct(ctx: WorkerContext, root: str, action: str, *args: Any) -> Any:
     """A correction of what was misheard: `action` is the `Library` call ("correct_line",
     "undo_correction") and `args` its arguments; the line as it stands after (`CorrectedLine`). Run warm
     (see TaskRunner), as questions are: the embedder is already loaded, so the moment's memory is rebuilt
-    in well under a second, and the warm library's next answer reads the corrected line. The footage's
-    clips and the memory panel are read again as for any change of FOOTAGE. A refusal
-    (`CorrectionError`) comes back as the task's message."""
+    in well under a second, and the warm library's next answer reads the corrected line. The window is
+    told then (a progress event announces the change: the footage's clips and the memory panel are read
+    again), and the moment's LLM-built memories are written again after it, with the LLM this worker
+    keeps loaded (`Library.rebuild_llm_memories`). A refusal (`CorrectionError`) comes back as the
+    task's message."""
+    from egodesk.core.types import Progress
+
     if action not in ("correct_line", "undo_correction"):
         raise ValueError(f"not a correction: {action}")
-    return getattr(_kept_library(root), action)(*args)
+    library = _kept_library(root)
+    line = getattr(library, action)(*args, llm_memories=False)
+    ctx.progress(Progress("correct", 1, 2, line.footage_id, "writing the moment's records and statements again"))
+    library.rebuild_llm_memories(line)
+    ctx.progress(Progress("correct", 2, 2, line.footage_id))
+    return line
 
 
 def export(ctx: WorkerContext, root: str, footage_id: int, start: float, end: float, out: str) -> Any:

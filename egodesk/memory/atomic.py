@@ -12,12 +12,14 @@ What a clip read on screen (OCR) is kept verbatim as an action statement ("I rea
 no statement of the clip holds it. A statement that repeats the words of another clip of its batch far
 more than those of the clips it cites is pointed at that clip (`ground`). Each statement is a Unit
 kind="atomic", view=<view>, spanning the clips it cites (clip_id = the first), embedded into its view's
-own index "atomic-<view>". Resumable and idempotent like the records build.
+own index "atomic-<view>". Resumable and idempotent like the records build. After a person corrected a
+line, `rebuild_clips` writes the statements of its clips again, the rest of the footage's staying as they are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,8 +30,9 @@ from egodesk.core.settings import Settings
 from egodesk.core.types import Progress
 from egodesk.core.words import MIN_COVERAGE, cue_words
 from egodesk.memory.indices import IndexManager
-from egodesk.memory.llm_batches import ClipText, embed_documents, halves_of_failed, run_batches
-from egodesk.memory.record_tables import BuildProgress
+from egodesk.memory.llm_batches import ClipText, embed_documents, footage_clips, halves_of_failed, run_batches
+from egodesk.memory.record_tables import BuildProgress, last_done
+from egodesk.memory.schema import Clip
 from egodesk.memory.store import Store, Unit
 from egodesk.perception import prompts
 from egodesk.perception.llm import LLMError, chat_json
@@ -213,29 +216,8 @@ def build_atomic(
 
     def write(s: Session, _batch: list[ClipText], prepared, _mark: BuildProgress) -> None:
         statements, vectors = prepared
-        units = [
-            Unit(
-                footage_id=footage_id,
-                clip_id=st.clips[0].clip_id,
-                kind=KIND,
-                view=st.view,
-                start_ts=st.start,
-                end_ts=st.end,
-                text=st.text,
-                builder=BUILDER,
-                meta={"clips": [c.clip_id for c in st.clips]},
-            )
-            for st in statements
-        ]
-        s.add_all(units)
-        s.flush()
-        for view in VIEWS:
-            rows = [i for i, st in enumerate(statements) if st.view == view]
-            if rows:
-                index_manager.add(
-                    space(view), [units[i].id for i in rows], np.asarray(vectors)[rows], embedder.model_id, session=s
-                )
-                per_view[view] += len(rows)
+        for view, n in _store(s, index_manager, embedder.model_id, footage_id, statements, vectors).items():
+            per_view[view] += n
 
     run = run_batches(
         store,
@@ -250,6 +232,80 @@ def build_atomic(
     )
     index_manager.save()
     return {"footage_id": footage_id, **run.as_dict(), "statements": sum(per_view.values()), "per_view": per_view}
+
+
+def _store(s: Session, index_manager: IndexManager, model_id: str, footage_id: int, statements: list[Statement], vectors) -> dict:
+    """Statement units, flushed, each embedded into its view's index; how many of each view."""
+    units = [
+        Unit(
+            footage_id=footage_id,
+            clip_id=st.clips[0].clip_id,
+            kind=KIND,
+            view=st.view,
+            start_ts=st.start,
+            end_ts=st.end,
+            text=st.text,
+            builder=BUILDER,
+            meta={"clips": [c.clip_id for c in st.clips]},
+        )
+        for st in statements
+    ]
+    s.add_all(units)
+    s.flush()
+    per_view = dict.fromkeys(VIEWS, 0)
+    for view in VIEWS:
+        rows = [i for i, st in enumerate(statements) if st.view == view]
+        if rows:
+            index_manager.add(space(view), [units[i].id for i in rows], np.asarray(vectors)[rows], model_id, session=s)
+            per_view[view] = len(rows)
+    return per_view
+
+
+def _citing(s: Session, footage_id: int, clip_ids: set[int]) -> list[Unit]:
+    """The footage's statements that cite any of these clips, in time order."""
+    units = s.scalars(select(Unit).where(Unit.footage_id == footage_id, Unit.builder == BUILDER).order_by(Unit.start_ts, Unit.id))
+    return [u for u in units if clip_ids & set((u.meta or {}).get("clips", [u.clip_id]))]
+
+
+def rebuild_clips(
+    store: Store, index_manager: IndexManager, embedder, llm, footage_id: int, clip_ids: Sequence[int], settings: Settings
+) -> dict:
+    """Write the statements of these clips again, as one batch with its local context, after a person
+    corrected a line of them, and put them in place of every statement citing them (one that also cited
+    a neighbour is written again from these clips alone); the rest of the footage's statements keep their
+    rows and vectors. Statements that come out the same change nothing. Only clips the build has read
+    (up to its progress mark) are rebuilt: it reads the others, corrected, when it gets there. A failure
+    of the LLM raises before anything is written. Returns what it did: clips, statements before and
+    after, seconds."""
+    started = time.perf_counter()
+    wanted = set(clip_ids)
+    with store.session() as s:
+        done = last_done(s, footage_id, BUILDER)
+        read = set(s.scalars(select(Clip.id).where(Clip.footage_id == footage_id, Clip.idx <= done, Clip.id.in_(sorted(wanted)))))
+        clips = footage_clips(s, footage_id)
+        old = [(u.view, u.text, list((u.meta or {}).get("clips", [u.clip_id]))) for u in _citing(s, footage_id, read)]
+    batch = [c for c in clips if c.clip_id in read]
+    statements: list[Statement] = []
+    if batch:
+        before, after = context_window(batch, clips, settings.atomic_context_before, settings.atomic_context_after)
+        failures: list[LLMError] = []
+        statements = extract_statements(llm, batch, before, after, settings.wearer_name, failures)
+        if len(failures) == len(batch):
+            raise failures[-1]
+        statements += screen_statements(batch, statements)
+    statements.sort(key=lambda st: st.start)  # stable: the reply's order within a moment
+    new = [(st.view, st.text, [c.clip_id for c in st.clips]) for st in statements]
+    report = {"clips": len(read), "statements_before": len(old), "statements": len(old), "changed": False}
+    if read and new != old:
+        vectors = embed_documents(embedder, [st.text for st in statements]) if statements else []
+        with store.session() as s:
+            stale = [u.id for u in _citing(s, footage_id, read)]
+            index_manager.remove_units(stale, session=s)
+            s.execute(delete(Unit).where(Unit.id.in_(stale)))
+            _store(s, index_manager, embedder.model_id, footage_id, statements, vectors)
+        index_manager.save()
+        report.update(statements=len(statements), changed=True)
+    return {**report, "seconds": round(time.perf_counter() - started, 3)}
 
 
 def clear_atomic(store: Store, index_manager: IndexManager, footage_id: int) -> None:

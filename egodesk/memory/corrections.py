@@ -183,6 +183,21 @@ def undo(store: Store, footage_id: int, at: float, kind: str = SPEECH) -> Correc
         return CorrectedLine(footage_id, kind, start, end, _text(line), last.heard, bool(history))
 
 
+def clips_of(store: Store, footage_id: int, start: float, end: float) -> list[int]:
+    """The clips a corrected line (wall-clock span) is part of, in time order: those it overlaps, or for
+    a line of no length (on-screen text) the one holding its moment. Their memories say what the line
+    said, so they are the ones built again after a correction; a clip the line merely touches at an
+    edge is not."""
+    with store.session() as session:
+        rows = session.execute(
+            select(Clip.id, Clip.start_ts, Clip.end_ts).where(Clip.footage_id == footage_id).order_by(Clip.start_ts)
+        ).all()
+    if end > start:
+        return [clip_id for clip_id, a, b in rows if a < end and b > start]
+    holding = [clip_id for clip_id, a, b in rows if a <= start < b]
+    return holding[:1] or [clip_id for clip_id, a, _ in rows if a <= start][-1:]
+
+
 def apply_corrections(session: Session, footage_id: int, kinds: tuple[str, ...] = KINDS) -> int:
     """Write the corrections in force over the footage's lines of `kinds`, as a stage that rewrote them
     must, in its own transaction (`session`); the number of lines corrected. A correction whose line is

@@ -10,12 +10,14 @@ the mean of their members' object and action vectors.
 
 `build_records` is resumable and idempotent (see `llm_batches`): one transaction per batch holds its
 records, the entries they changed, the prototypes, the compressor's history and the progress mark.
-`recompress` replays the compression over the stored records after some were forgotten, and
+`recompress` replays the compression over the stored records after some were forgotten or rewritten,
+`rebuild_clips` writes the records of a few clips again after a person corrected what they say, and
 `growth_report` says how far the records were compressed.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,9 +30,10 @@ from egodesk.core.settings import Settings
 from egodesk.core.types import Progress
 from egodesk.memory.consolidation import CompressionParams, Decision, Entries, OnlineCompressor, Prototypes, normalise
 from egodesk.memory.indices import IndexManager
-from egodesk.memory.llm_batches import ClipText, embed_documents, run_batches
-from egodesk.memory.record_tables import BuildProgress, EventPrototype, MemoryEntryState, from_bytes, to_bytes
+from egodesk.memory.llm_batches import ClipText, embed_documents, footage_clips, run_batches
+from egodesk.memory.record_tables import BuildProgress, EventPrototype, MemoryEntryState, from_bytes, last_done, to_bytes
 from egodesk.memory.records import Record, extract_records
+from egodesk.memory.schema import Clip
 from egodesk.memory.store import Store, Unit
 from egodesk.perception.llm import LLMError
 
@@ -104,27 +107,7 @@ def _write(stream: _Stream, index_manager: IndexManager, embedder, footage_id: i
     def write(s: Session, _batch: list[ClipText], prepared: _Prepared, mark: BuildProgress) -> None:
         records = prepared.records
         vec = prepared.vectors
-        units = [
-            Unit(
-                footage_id=footage_id,
-                clip_id=r.clip_id,
-                kind=RECORD,
-                start_ts=r.start,
-                end_ts=r.end,
-                text=r.sentence(),
-                builder=BUILDER,
-            )
-            for r in records
-        ]
-        s.add_all(units)
-        s.flush()
-        if units:
-            index_manager.add(
-                OBJECT_SPACE, [u.id for u in units], np.array([vec[r.object] for r in records]), embedder.model_id, session=s
-            )
-            index_manager.add(
-                ACTION_SPACE, [u.id for u in units], np.array([vec[r.action] for r in records]), embedder.model_id, session=s
-            )
+        units = _store_records(s, index_manager, embedder.model_id, footage_id, records, vec)
         decisions = _compress(s, stream, index_manager, embedder.model_id, footage_id, records, units, vec)
         mark.state = to_bytes(stream.compressor.history_matrix())
         counts["records"] += len(records)
@@ -132,6 +115,32 @@ def _write(stream: _Stream, index_manager: IndexManager, embedder, footage_id: i
         counts["entries_created"] += sum(d.entry_created for d in decisions)
 
     return write
+
+
+def _store_records(
+    s: Session, index_manager: IndexManager, model_id: str, footage_id: int, records: list[Record], vec: dict[str, np.ndarray]
+) -> list[Unit]:
+    """Record units, flushed, with their object and action vectors (what compression decides is set after)."""
+    units = [
+        Unit(
+            footage_id=footage_id,
+            clip_id=r.clip_id,
+            kind=RECORD,
+            start_ts=r.start,
+            end_ts=r.end,
+            text=r.sentence(),
+            builder=BUILDER,
+            meta=r.fields(),
+        )
+        for r in records
+    ]
+    s.add_all(units)
+    s.flush()
+    if units:
+        ids = [u.id for u in units]
+        index_manager.add(OBJECT_SPACE, ids, np.array([vec[r.object] for r in records]), model_id, session=s)
+        index_manager.add(ACTION_SPACE, ids, np.array([vec[r.action] for r in records]), model_id, session=s)
+    return units
 
 
 def record_meta(record: Record, d: Decision, seq: int) -> dict[str, Any]:
@@ -306,13 +315,16 @@ def clear_records(store: Store, index_manager: IndexManager, footage_id: int) ->
 
 
 def recompress(s: Session, index_manager: IndexManager, embedder, footage_id: int, settings: Settings) -> int:
-    """Replay the online compression over the footage's stored records, in their order, from an empty
-    state: after some records were forgotten, the entries, prototypes and carried-over history become
-    what a build without them would have made (no trace of the forgotten ones stays in any running
-    sum). The records keep their ids and vectors; the entries are made anew. Returns the entry count."""
+    """Replay the online compression over the footage's stored records, in time order, from an empty
+    state: after some records were forgotten (or a clip's rewritten), the entries, prototypes and
+    carried-over history become what a build of the records now stored would have made (no trace of
+    the old ones stays in any running sum). The records keep their ids and vectors; the entries are
+    made anew. Returns the entry count."""
     old = s.scalars(select(Unit.id).where(Unit.footage_id == footage_id, Unit.kind == ENTRY, Unit.builder == BUILDER)).all()
-    units = s.scalars(
-        select(Unit).where(Unit.footage_id == footage_id, Unit.kind == RECORD, Unit.builder == BUILDER).order_by(Unit.id)
+    units = s.scalars(  # in time order; a clip's records in the order they were written (rewritten ones come last by id)
+        select(Unit)
+        .where(Unit.footage_id == footage_id, Unit.kind == RECORD, Unit.builder == BUILDER)
+        .order_by(Unit.start_ts, Unit.id)
     ).all()
     for unit in units:
         unit.parent_id = None  # before the entries go: their deletion would cascade to the members
@@ -330,6 +342,52 @@ def recompress(s: Session, index_manager: IndexManager, embedder, footage_id: in
     if mark is not None:
         mark.state = to_bytes(stream.compressor.history_matrix())
     return len(stream.entries)
+
+
+def rebuild_clips(
+    store: Store, index_manager: IndexManager, embedder, llm, footage_id: int, clip_ids: Sequence[int], settings: Settings
+) -> dict:
+    """Extract the records of these clips again, as one batch, after a person corrected a line of them,
+    and put them in place of the clips' old ones; the rest of the footage's records keep their rows and
+    vectors. Compression is a stream over the whole footage, so it is replayed (`recompress`: no LLM,
+    the memory entries made anew) when the clips' records changed; records that come out the same
+    change nothing. Only clips the build has read (up to its progress mark) are rebuilt: it reads the
+    others, corrected, when it gets there. A failure of the LLM raises before anything is written,
+    leaving the old records. Returns what it did: clips, records before and after, entries, seconds."""
+    started = time.perf_counter()
+    wanted = set(clip_ids)
+    with store.session() as s:
+        done = last_done(s, footage_id, BUILDER)
+        read = set(s.scalars(select(Clip.id).where(Clip.footage_id == footage_id, Clip.idx <= done, Clip.id.in_(wanted))))
+        batch = [c for c in footage_clips(s, footage_id) if c.clip_id in read]
+        old = [
+            Record.from_unit(u)
+            for u in s.scalars(select(Unit).where(*_of_clips(footage_id, read)).order_by(Unit.start_ts, Unit.id))
+        ]
+    report = {"clips": len(read), "records_before": len(old), "records": len(old), "changed": False, "entries": None}
+    if not read:
+        return {**report, "seconds": round(time.perf_counter() - started, 3)}
+    failures: list[LLMError] = []
+    records = extract_records(llm, batch, settings.wearer_name, failures) if batch else []
+    if batch and len(failures) == len(batch):
+        raise failures[-1]
+    if [(r.clip_id, r.fields()) for r in records] != [(r.clip_id, r.fields()) for r in old]:
+        texts = sorted({t for r in records for t in (r.action, r.object)})
+        vec = dict(zip(texts, embed_documents(embedder, texts))) if texts else {}
+        with store.session() as s:
+            stale = list(s.scalars(select(Unit.id).where(*_of_clips(footage_id, read))))
+            index_manager.remove_units(stale, session=s)
+            s.execute(delete(Unit).where(Unit.id.in_(stale)))
+            _store_records(s, index_manager, embedder.model_id, footage_id, records, vec)
+            report["entries"] = recompress(s, index_manager, embedder, footage_id, settings)
+        index_manager.save()
+        report.update(records=len(records), changed=True)
+    return {**report, "seconds": round(time.perf_counter() - started, 3)}
+
+
+def _of_clips(footage_id: int, clip_ids: set[int]) -> list:
+    """The conditions that pick the record units of these clips of a footage."""
+    return [Unit.footage_id == footage_id, Unit.kind == RECORD, Unit.builder == BUILDER, Unit.clip_id.in_(sorted(clip_ids))]
 
 
 def growth_report(store: Store, footage_id: int, points: int = 10) -> dict:

@@ -347,21 +347,67 @@ class Library:
                 self.memory.units_changed()
 
     # --- corrections: what was misheard or misread ---------------------------------------------
-    def correct_line(self, footage_id: int, at: float, text: str, kind: str = corrections.SPEECH) -> CorrectedLine:
+    def correct_line(
+        self, footage_id: int, at: float, text: str, kind: str = corrections.SPEECH, llm_memories: bool = True
+    ) -> CorrectedLine:
         """Put the person's text in place of the transcript line (kind "speech") or on-screen text
         ("screen") at the moment `at` (wall clock) of a footage. It is kept over every later run of the
         stage that wrote the line (`memory.corrections` says the rules), searchable at once (FTS triggers),
-        and that moment's parent-child memory is rebuilt before this returns (`_memory_changed`). Raises
-        `CorrectionError` (a ValueError) with the reason, changing nothing."""
+        and that moment's parent-child memory is rebuilt (`_memory_changed`), then, unless `llm_memories`
+        is False (a caller that runs `rebuild_llm_memories` itself once it has told the person), its
+        records and atomic statements. Raises `CorrectionError` (a ValueError) with the reason, changing
+        nothing."""
         line = corrections.correct(self.store, footage_id, at, text, kind)
         self._memory_changed(footage_id, (line.start, line.end))
+        if llm_memories:
+            self.rebuild_llm_memories(line)
         return line
 
-    def undo_correction(self, footage_id: int, at: float, kind: str = corrections.SPEECH) -> CorrectedLine:
-        """Take back the latest correction of the line at `at`; the line as it is now."""
+    def undo_correction(
+        self, footage_id: int, at: float, kind: str = corrections.SPEECH, llm_memories: bool = True
+    ) -> CorrectedLine:
+        """Take back the latest correction of the line at `at`; the line as it is now (memories as for
+        `correct_line`)."""
         line = corrections.undo(self.store, footage_id, at, kind)
         self._memory_changed(footage_id, (line.start, line.end))
+        if llm_memories:
+            self.rebuild_llm_memories(line)
         return line
+
+    def rebuild_llm_memories(self, line: CorrectedLine) -> dict[str, dict]:
+        """Write the LLM-built memories (interaction records, atomic statements) of a corrected line's
+        clips again with the library's LLM and embedder, in place of theirs; the rest of the footage's
+        stay (`record_compression.rebuild_clips`, `atomic.rebuild_clips`). It runs after the line is
+        searchable and in the parent-child memory, since the LLM takes seconds a clip. Only a builder
+        switched on whose stage is done for the footage: one still to run reads the corrected line
+        itself, and one running holds its own state of the footage. A failure of the LLM is logged and
+        leaves that builder's memories as they were (the correction is saved). What each builder did, by
+        stage."""
+        import logging
+
+        from egodesk.core.timeutil import clock
+        from egodesk.memory import atomic, record_compression
+        from egodesk.perception.llm import LLMError
+
+        clips = corrections.clips_of(self.store, line.footage_id, line.start, line.end)
+        with self.store.session() as session:
+            states = stage_states(session, line.footage_id)
+        builders = (
+            ("memory-records", self.settings.memory_records, record_compression.rebuild_clips),
+            ("memory-atomic", self.settings.memory_atomic, atomic.rebuild_clips),
+        )
+        done: dict[str, dict] = {}
+        for stage, enabled, rebuild in builders:
+            if enabled and clips and states.get(stage) == "done":
+                e = self.engines
+                try:
+                    done[stage] = rebuild(self.store, e.index_manager, e.embedder, e.llm, line.footage_id, clips, self.settings)
+                except LLMError as exc:  # the correction is saved; these memories keep the words first heard
+                    logging.getLogger(__name__).warning("%s at %s kept as first heard: %s", stage, clock(line.start), exc)
+                    done[stage] = {"changed": False, "error": str(exc)}
+        if any(report["changed"] for report in done.values()) and "memory" in self.__dict__:
+            self.memory.units_changed()
+        return done
 
     def corrections(self, footage_id: int | None = None) -> list[CorrectedLine]:
         """The corrections in force (of one footage, or all), in time order."""

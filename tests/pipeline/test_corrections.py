@@ -5,27 +5,21 @@ from SQLite, and taken back by undo."""
 
 from __future__ import annotations
 
+import json
 import time
 
+import numpy as np
 import pytest
 from sqlalchemy import select, update
 
 from egodesk.memory.corrections import TEXT_MAX_CHARS, CorrectionError, apply_corrections
-from egodesk.memory.schema import Clip, Job, Keyframe, TranscriptSegment, Unit
+from egodesk.memory.schema import Clip, Job, Keyframe, TranscriptSegment, Unit, Vector
+from egodesk.perception import llm as llm_module
 from egodesk.pipeline.library import Library
+from tests.memory.test_correct_llm_memories import BrokenLLM, SpeechReader
 from tests.reasoning.test_answerer import ScriptedLLM
 
 NEW_WORDS = "ask what the Zanzibar wombat can do for your country"
-
-
-@pytest.fixture(scope="module")
-def indexed(tmp_path_factory, composite_clip):
-    library = Library(tmp_path_factory.mktemp("lib"))
-    assert not library.add([composite_clip]).errors
-    library.process()
-    [footage] = library.footage()
-    yield library, footage
-    library.close()
 
 
 def _segments(library) -> list[tuple[float, float, str, object]]:
@@ -39,9 +33,9 @@ def _last_line(library) -> tuple[float, float, str, object]:
 
 
 @pytest.fixture
-def corrected(indexed):
+def corrected(composite_library):
     """The last line heard, corrected; undone (to what was heard) after the test."""
-    library, footage = indexed
+    library, footage = composite_library
     start, end, heard, _ = _last_line(library)
     yield library, footage, (start + end) / 2, heard
     while library.corrections():
@@ -137,8 +131,8 @@ def test_undo_takes_back_one_correction_at_a_time(corrected):
         (10_000.0, "words", "no line heard"),
     ],
 )
-def test_bad_corrections_say_why_and_change_nothing(indexed, offset, text, reason):
-    library, footage = indexed
+def test_bad_corrections_say_why_and_change_nothing(composite_library, offset, text, reason):
+    library, footage = composite_library
     before = _segments(library)
     at = _last_line(library)[0] + 0.1 if offset is None else footage.start + offset
     with pytest.raises(CorrectionError, match=reason):
@@ -147,8 +141,8 @@ def test_bad_corrections_say_why_and_change_nothing(indexed, offset, text, reaso
 
 
 @pytest.mark.badinput
-def test_an_unknown_footage_or_kind_is_refused(indexed):
-    library, footage = indexed
+def test_an_unknown_footage_or_kind_is_refused(composite_library):
+    library, footage = composite_library
     with pytest.raises(CorrectionError, match="no footage 999"):
         library.correct_line(999, 0.0, "words")
     with pytest.raises(CorrectionError, match="not 'smell'"):
@@ -156,8 +150,8 @@ def test_an_unknown_footage_or_kind_is_refused(indexed):
     assert library.corrections() == []
 
 
-def test_on_screen_text_is_corrected_kept_over_a_new_reading_and_undone(indexed):
-    library, footage = indexed
+def test_on_screen_text_is_corrected_kept_over_a_new_reading_and_undone(composite_library):
+    library, footage = composite_library
     with library.store.session() as s:  # the sign OCR read in the first clip (the walk shows none)
         keyframe = s.scalars(select(Keyframe).join(Clip).where(Clip.footage_id == footage.id).order_by(Keyframe.ts)).first()
         keyframe.ocr_text, at = "EXTT ONLY", keyframe.ts
@@ -175,3 +169,121 @@ def test_on_screen_text_is_corrected_kept_over_a_new_reading_and_undone(indexed)
         with library.store.session() as s:
             s.get(Keyframe, keyframe.id).ocr_text = ""
     assert library.corrections() == []
+
+
+class PromptSpy:
+    """An LLM, with the prompts it was given kept."""
+
+    def __init__(self, llm) -> None:
+        self.llm, self.prompts = llm, []
+
+    def chat(self, messages, *args, **kwargs):
+        self.prompts.append(messages[-1]["content"])
+        return self.llm.chat(messages, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.llm, name)
+
+
+LLM_KINDS = ("record", "memory-entry", "atomic")
+
+
+def _llm_memories(library) -> dict[int, tuple]:
+    """Every record, memory entry and statement: id -> (footage, clip, kind, text, {space: vector bytes})."""
+    with library.store.session() as s:
+        units = s.scalars(select(Unit).where(Unit.kind.in_(LLM_KINDS))).all()
+        vectors: dict[int, dict[str, bytes]] = {}
+        for v in s.scalars(select(Vector).where(Vector.unit_id.in_([u.id for u in units]))):
+            vectors.setdefault(v.unit_id, {})[v.space] = v.data
+        return {u.id: (u.footage_id, u.clip_id, u.kind, u.text, vectors.get(u.id, {})) for u in units}
+
+
+@pytest.fixture(scope="module")
+def remembered(tmp_path_factory, composite_clip):
+    """A library built with the LLM memories on (the app's default): the composite clip, and a narration
+    as another footage. Their replies come from `SpeechReader` (a test double of the LLM's reply, kept
+    as the library's LLM with its prompts seen): the tiny real llm-test loops on this speech in the
+    atomic prompt now and then, failing the stage."""
+    folder = tmp_path_factory.mktemp("remembered")
+    day = folder / "morning.jsonl"
+    entry = {"source": "morning", "start": "2024-05-06T08:00:00", "end": "2024-05-06T08:00:20", "kind": "narration"}
+    day.write_text(json.dumps({**entry, "text": "I pour milk into a glass."}) + "\n")
+    reader = PromptSpy(SpeechReader())
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("EGODESK_MEMORY_RECORDS", "true")
+        env.setenv("EGODESK_MEMORY_ATOMIC", "true")
+        env.setattr(llm_module, "make_llm", lambda *args, **kwargs: reader)
+        library = Library(folder / "lib")
+        assert not library.add([composite_clip, day]).errors
+        assert library.process()["failed"] == 0, library.job_rows()
+    library.engines.__dict__["llm"] = reader
+    [footage] = [f for f in library.footage() if f.kind == "video"]
+    yield library, footage
+    library.close()
+
+
+def test_the_llm_memories_of_a_corrected_moment_are_written_again_and_kept(remembered, composite_clip):
+    library, footage = remembered
+    start, end, heard, _ = _last_line(library)
+    at = (start + end) / 2
+    spy = library.engines.llm
+    spy.prompts.clear()
+    before = _llm_memories(library)
+    assert {kind for _, _, kind, _, _ in before.values()} >= {"record", "atomic"}
+
+    saved = time.perf_counter()
+    line = library.correct_line(footage.id, at, NEW_WORDS, llm_memories=False)
+    searchable = time.perf_counter() - saved
+    assert [h.text for h in library.search("wombat").hits if h.kind == "speech"] == [NEW_WORDS] and not spy.prompts
+    rebuilt = library.rebuild_llm_memories(line)
+    relearned = time.perf_counter() - saved - searchable
+    print(f"searchable {searchable:.2f} s, records and statements written again {relearned:.2f} s: {rebuilt}")
+
+    assert set(rebuilt) == {"memory-records", "memory-atomic"} and all(r["clips"] == 1 for r in rebuilt.values())
+    assert len(spy.prompts) >= 2 and all(NEW_WORDS in p and heard not in p for p in spy.prompts)
+    after = _llm_memories(library)
+    others = {uid: row for uid, row in before.items() if row[0] != footage.id}
+    assert others and {uid: after.get(uid) for uid in others} == others  # the other footage's, rows and vectors
+    for stage, kind in (("memory-records", "record"), ("memory-atomic", "atomic")):
+        old = {uid for uid, row in before.items() if row[2] == kind and row[0] == footage.id}
+        new = {uid for uid, row in after.items() if row[2] == kind and row[0] == footage.id}
+        assert (not old & new) if rebuilt[stage]["changed"] else old == new, stage
+
+    library.resume()  # nothing of it is redone: not by resume, a re-import of the same file, or a rebuild of the indices
+    assert library.add([composite_clip]).existing == [footage.id]
+    library.process()
+    assert _llm_memories(library) == after
+    again = Library(library.paths)
+    try:
+        for space in again.index_manager.spaces():
+            again.index_manager.rebuild(space)
+        for uid, (_, _, _, _, vectors) in after.items():
+            for space, data in vectors.items():
+                hits = again.index_manager.search(space, np.frombuffer(data, np.float32), 3)[0]
+                assert uid in {hit for hit, _ in hits}, (uid, space)
+    finally:
+        again.close()
+
+    spy.prompts.clear()
+    line = library.undo_correction(footage.id, at)  # and undo writes them from the words heard
+    assert line.text == heard and len(spy.prompts) >= 2 and all(heard in p and NEW_WORDS not in p for p in spy.prompts)
+    undone = _llm_memories(library)
+    assert {uid: undone.get(uid) for uid in others} == others
+
+
+def test_a_failing_llm_leaves_the_moments_llm_memories_and_keeps_the_correction(remembered, caplog):
+    library, footage = remembered
+    start, end, heard, _ = _last_line(library)
+    before, reader = _llm_memories(library), library.engines.llm
+    library.engines.__dict__["llm"] = BrokenLLM()
+    try:
+        line = library.correct_line(footage.id, (start + end) / 2, NEW_WORDS)
+        assert line.text == NEW_WORDS and _last_line(library)[2] == NEW_WORDS
+        assert [h.text for h in library.search("wombat").hits if h.kind == "speech"] == [NEW_WORDS]
+        assert _llm_memories(library) == before  # the records and statements as first heard, nothing half-written
+        assert any("kept as first heard: the model is gone" in r.getMessage() for r in caplog.records)
+        caplog.clear()
+    finally:
+        library.engines.__dict__["llm"] = reader
+        library.undo_correction(footage.id, (start + end) / 2)
+    assert _last_line(library)[2] == heard

@@ -22,16 +22,6 @@ from egodesk.retrieval.base import Query
 from egodesk.retrieval.registry import make_strategy
 
 
-@pytest.fixture(scope="module")
-def indexed(tmp_path_factory, composite_clip):
-    library = Library(tmp_path_factory.mktemp("lib"))
-    assert not library.add([composite_clip]).errors
-    library.process()
-    [footage] = library.footage()
-    yield library, footage
-    library.close()
-
-
 def _streams(path) -> dict[str, dict]:
     out = subprocess.run(
         ["ffprobe", "-v", "error", "-show_entries", "stream=codec_type,codec_name,duration", "-of", "json", str(path)],
@@ -48,8 +38,8 @@ def _subtitles(path) -> str:
     ).stdout
 
 
-def test_a_star_is_kept_once_listed_and_removed(indexed):
-    library, footage = indexed
+def test_a_star_is_kept_once_listed_and_removed(composite_library):
+    library, footage = composite_library
     first = library.star(footage.id, footage.start + 1, footage.start + 4)
     assert library.star(footage.id, footage.start + 1, footage.start + 4) == first  # starred again: the same star
     [kept] = library.kept(("star",))
@@ -62,8 +52,8 @@ def test_a_star_is_kept_once_listed_and_removed(indexed):
     ("start", "end", "reason"),
     [(-1, 3, "not within"), (5, 30, "not within"), (4, 2, "must end after"), (3, 3, "must end after")],
 )
-def test_a_moment_outside_its_footage_is_refused_and_nothing_changes(indexed, start, end, reason):
-    library, footage = indexed
+def test_a_moment_outside_its_footage_is_refused_and_nothing_changes(composite_library, start, end, reason):
+    library, footage = composite_library
     before = library.kept()
     with pytest.raises(KeepError, match=reason):
         library.star(footage.id, footage.start + start, footage.start + end)
@@ -72,8 +62,8 @@ def test_a_moment_outside_its_footage_is_refused_and_nothing_changes(indexed, st
     assert library.kept() == before
 
 
-def test_a_note_is_searchable_and_evidence_of_its_moment(indexed):
-    library, footage = indexed
+def test_a_note_is_searchable_and_evidence_of_its_moment(composite_library):
+    library, footage = composite_library
     note = library.add_note(footage.id, footage.start + 2, footage.start + 5, "  The blue umbrella is behind the bench ")
     try:
         [hit] = library.search("umbrella").hits
@@ -95,15 +85,15 @@ def test_a_note_is_searchable_and_evidence_of_its_moment(indexed):
 
 
 @pytest.mark.parametrize("text_", ["", "   \n\t"])
-def test_an_empty_note_is_refused(indexed, text_):
-    library, footage = indexed
+def test_an_empty_note_is_refused(composite_library, text_):
+    library, footage = composite_library
     with pytest.raises(KeepError, match="needs some text"):
         library.add_note(footage.id, footage.start, footage.start + 1, text_)
     assert library.kept(("note",)) == []
 
 
-def test_unknown_ids_are_refused(indexed):
-    library, _ = indexed
+def test_unknown_ids_are_refused(composite_library):
+    library, _ = composite_library
     for call in (lambda: library.unstar(999), lambda: library.edit_note(999, "x"), lambda: library.delete_note(999)):
         with pytest.raises(KeepError, match="there is no"):
             call()
@@ -111,8 +101,8 @@ def test_unknown_ids_are_refused(indexed):
         library.star(999, 0, 1)
 
 
-def test_export_on_a_keyframe_is_a_stream_copy_with_the_speech_as_subtitles(indexed, tmp_path):
-    library, footage = indexed
+def test_export_on_a_keyframe_is_a_stream_copy_with_the_speech_as_subtitles(composite_library, tmp_path):
+    library, footage = composite_library
     out = tmp_path / "moment.mp4"
     report = library.export(footage.id, footage.start + 1.001, footage.start + 6, out)  # 1.001 s: a keyframe
     assert report.copied and report.subtitles >= 1 and out.is_file()
@@ -124,15 +114,15 @@ def test_export_on_a_keyframe_is_a_stream_copy_with_the_speech_as_subtitles(inde
     assert [p.name for p in tmp_path.iterdir()] == ["moment.mp4"]  # nothing left beside it
 
 
-def test_export_off_a_keyframe_is_re_encoded_to_start_where_asked(indexed, tmp_path):
-    library, footage = indexed
+def test_export_off_a_keyframe_is_re_encoded_to_start_where_asked(composite_library, tmp_path):
+    library, footage = composite_library
     report = library.export(footage.id, footage.start + 1.5, footage.start + 4, tmp_path / "cut.mp4")
     assert not report.copied and "keyframe" in report.why
     assert abs(float(_streams(report.path)["video"]["duration"]) - 2.5) < 0.1
 
 
-def test_bad_exports_say_why_and_write_nothing(indexed, tmp_path):
-    library, footage = indexed
+def test_bad_exports_say_why_and_write_nothing(composite_library, tmp_path):
+    library, footage = composite_library
     existing = tmp_path / "kept.mp4"
     existing.write_bytes(b"mine")
     with pytest.raises(MediaError, match="exists already"):
