@@ -38,12 +38,20 @@ def assert_nothing_lost(before: dict[str, list[str]], after: dict[str, list[str]
         assert not missing, f"{table}: {len(missing)} row(s) lost or changed, e.g. {sorted(missing)[0][:200]}"
 
 
-def grounded_or_abstained(answer: Answer) -> bool:
-    """An answer cites evidence it was given, or it is the abstention (no option picked)."""
+def grounded_or_abstained(answer: Answer, messages: list[dict], options: list[str] | None = None) -> bool:
+    """The abstention (no option picked, nothing claimed), or an answer that says something (not an
+    evidence id, not the injected "A"; a pick is its option's text) and cites only lines the model was
+    shown: each cited moment's line ("E<n> ...", n its place in the chronological evidence) is in the
+    evidence block of the prompt that was sent (`messages`)."""
     if answer.abstained:
-        return answer.text == ABSTENTION and answer.option_index is None
-    given = {ev.unit_id for ev in answer.evidence}
-    return answer.grounded and bool(answer.cited) and set(answer.cited) <= given
+        return answer.text == ABSTENTION and answer.option_index is None and not answer.grounded
+    user = messages[-1]["content"]
+    block = user[user.index("<evidence>") : user.index("</evidence>")].splitlines()
+    place = {ev.unit_id: n for n, ev in enumerate(answer.evidence, start=1)}
+    shown = all(unit in place and any(line.startswith(f"E{place[unit]} ") for line in block) for unit in answer.cited)
+    said = answer.text.strip(" .").upper() not in {"", "A", *(f"E{n}" for n in place.values())}
+    picked = options is None or (answer.option_index is not None and answer.text == options[answer.option_index])
+    return answer.grounded and bool(answer.cited) and shown and said and picked
 
 
 def egodesk(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:

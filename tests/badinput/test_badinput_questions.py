@@ -94,11 +94,11 @@ def ask(library: Library, question: str, options=None):
     sent = len(llm.sent)
     answer = library.ask(question, options=options, asked_at=ASKED_AT)
     assert answer.question == question
-    assert grounded_or_abstained(answer), answer
+    messages = llm.sent[sent]
+    assert grounded_or_abstained(answer, messages, options), answer
     # A tiny model may ramble past its token limit three times over: that is an abstention, never a
     # prompt too long for the context.
     assert "context" not in answer.extra.get("error", ""), answer.extra
-    messages = llm.sent[sent]
     assert sum(llm.count_tokens(m["content"]) for m in messages) + TEMPLATE_TOKENS + MAX_TOKENS <= llm._llama.n_ctx()
     return answer, messages
 
