@@ -33,7 +33,7 @@ from testday.real_day import QUESTIONS as REAL_QUESTIONS
 from egodesk.eval.reply_cache import ReplyCache
 from egodesk.eval.runner import run_eval
 from egodesk.pipeline import ask
-from egodesk.reasoning import answerer, relative_dates
+from egodesk.reasoning import answer_checks, prompt, relative_dates
 from egodesk.retrieval import question
 
 SETS = ("locomo", "real", "clean", "epic-dev")
@@ -68,27 +68,29 @@ RULES = [
     ),
     Rule(
         "answer held by a line shown",
-        "reasoning/answerer.py: _held",
-        lambda: [mock.patch.object(answerer, "_held", lambda t, s: True)],
+        "reasoning/answer_checks.py: held",
+        lambda: [mock.patch.object(answer_checks, "held", lambda t, s: True)],
     ),
     Rule(
-        "no bare letter or id", "reasoning/answerer.py: BARE_ANSWER", lambda: [mock.patch.object(answerer, "BARE_ANSWER", NEVER)]
+        "no bare letter or id",
+        "reasoning/answer_checks.py: BARE_ANSWER",
+        lambda: [mock.patch.object(answer_checks, "BARE_ANSWER", NEVER)],
     ),
     Rule(
         "not another's words about themselves",
         "reasoning/speakers.py: misattributed",
-        lambda: [mock.patch.object(answerer, "misattributed", lambda *a: None)],
+        lambda: [mock.patch.object(answer_checks, "misattributed", lambda *a: None)],
     ),
     Rule(
         "unsure guesses hidden",
-        "reasoning/answerer.py: _without_unrelated_guesses",
-        lambda: [mock.patch.object(answerer, "_without_unrelated_guesses", lambda text, terms: text)],
+        "reasoning/prompt.py: _without_unrelated_guesses",
+        lambda: [mock.patch.object(prompt, "_without_unrelated_guesses", lambda text, terms: text)],
         False,
     ),
     Rule(
         "right after/before note",
-        "reasoning/answerer.py: _role_note",
-        lambda: [mock.patch.object(answerer, "_role_note", lambda i, s: "")],
+        "reasoning/prompt.py: _role_note",
+        lambda: [mock.patch.object(prompt, "_role_note", lambda i, s: "")],
         False,
     ),
     Rule(

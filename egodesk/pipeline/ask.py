@@ -28,8 +28,9 @@ from egodesk.core.words import STOPWORDS, cue_words, lemma
 from egodesk.memory.schema import Clip, Footage, Keyframe
 from egodesk.perception.label_kinds import names_kind
 from egodesk.perception.llm import TextSink
-from egodesk.reasoning.answerer import answer_question, prompt_head, read_answer_ahead
+from egodesk.reasoning.answerer import answer_prompt, answer_question, read_answer_ahead
 from egodesk.reasoning.facts import attach_facts
+from egodesk.reasoning.prompt import prompt_head
 from egodesk.retrieval.base import Memory, Query
 from egodesk.retrieval.question import QuestionAnalysis
 from egodesk.retrieval.registry import make_strategy
@@ -297,7 +298,7 @@ def prepare(
     if should_stop is not None and should_stop():
         return None
     if without_model(memory, found, draft, options) is None:  # else it is answered without the model
-        read_answer_ahead(llm, **_answerer_input(memory, found, options), should_stop=should_stop)
+        read_answer_ahead(llm, answer_prompt(llm, **_answerer_input(memory, found, options)), should_stop)
     return found.query.asked_at
 
 
