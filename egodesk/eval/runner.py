@@ -298,16 +298,47 @@ def run_eval(
         built = build_llm_memories(store, indices, embedder, llm, bench, settings, memories, progress)
         run["memories"] = {name: {**built[name], "llm": llm.model_id} for name in memories}
     memory = Memory(store, indices, embedder, llm=llm, settings=settings)
+    _check_spaces(memory, strategy, bench.name)
+    data = _ask_all(memory, bench, run, answer, online, progress, report, resume, library_root, llm, reuse_replies)
+    if not quiet:
+        print(report_table(data))
+    if report:
+        write_report(Path(report), data)
+    store.close()
+    return data
+
+
+def _check_spaces(memory: Memory, strategy: str, bench_name: str) -> None:
+    """Refuse a strategy that searches memory the library never built: scored, it would report zeros
+    as if measured."""
     missing = make_strategy(strategy, memory).missing_spaces()
-    if missing:  # scoring a strategy on memory that was never built would report zeros as if measured
-        store.close()
+    if missing:
+        memory.store.close()
         raise ValueError(
-            f"strategy {strategy!r} searches {', '.join(missing)}, which the {bench.name} library does not "
+            f"strategy {strategy!r} searches {', '.join(missing)}, which the {bench_name} library does not "
             f"hold yet: build the LLM memories first with --memories {' '.join(LLM_MEMORIES)}"
         )
+
+
+def _ask_all(
+    memory: Memory,
+    bench,
+    run: dict,
+    answer: bool,
+    online: bool,
+    progress,
+    report,
+    resume: bool,
+    library_root: Path,
+    llm,
+    reuse_replies: bool,
+) -> dict:
+    """The run's questions asked (those `report` holds from the same run kept, with `resume`), its
+    report written at checkpoints; the whole report."""
+    strategy, k = run["strategy"], run["k"]
     done = resumable_results(Path(report), run) if report and resume else {}
     started = time.perf_counter()
-    units = count_units(store)
+    units = count_units(memory.store)
 
     def report_of(results: list[QuestionResult]) -> dict:
         return {
@@ -334,13 +365,7 @@ def run_eval(
     finally:
         if isinstance(answerer, ReplyCache):
             answerer.close()
-    data = report_of(results)
-    if not quiet:
-        print(report_table(data))
-    if report:
-        write_report(Path(report), data)
-    store.close()
-    return data
+    return report_of(results)
 
 
 def write_report(path: Path, data: dict) -> None:

@@ -184,7 +184,27 @@ class PhraseFinder:
 
 def resolve_window(f: PhraseFinder, now: datetime, days: Sequence[tuple[float, float]]) -> TimeWindow | None:
     """The time window the question's phrases name, relative to `now` (the moment it is asked) and to
-    `days`, the library's days of footage: (first start, last end) per calendar day, in time order."""
+    `days`, the library's days of footage: (first start, last end) per calendar day, in time order.
+    A named day is looked for first, then a span; the finder takes each phrase it matches, so the
+    order of the searches is part of the rule."""
+    named = _named_day(f, now, days)
+    if isinstance(named, TimeWindow):
+        return named
+    if named is None and (span := _named_span(f, now)) is not None:
+        return span
+    day, label = named or (None, "")
+    if day is not None:
+        return _within_day(f, day, label, explicit_day=True)
+    window = _within_day(f, _day_start(now), label, explicit_day=False)
+    return _latest_footage_day(window, now, days) if window is not None else None
+
+
+def _named_day(
+    f: PhraseFinder, now: datetime, days: Sequence[tuple[float, float]]
+) -> TimeWindow | tuple[datetime | None, str] | None:
+    """The day a phrase names ("day 3", "2024-03-14", "14 March", "yesterday", "on Tuesday") with its
+    label, or the window itself where the phrase fixes it ("last night", "this evening", an ISO time);
+    None when no phrase names a day."""
     day: datetime | None = None
     label = ""
     if (m := f.search(_DAY_N)) and days:
@@ -226,7 +246,15 @@ def resolve_window(f: PhraseFinder, now: datetime, days: Sequence[tuple[float, f
         if back == 0 and (m[1] or "").strip() == "last":
             back = 7
         day, label = _day_start(now) - timedelta(days=back), m[0].strip()
-    elif m := f.search(_AGO):
+    else:
+        return None
+    return day, label
+
+
+def _named_span(f: PhraseFinder, now: datetime) -> TimeWindow | None:
+    """The window a phrase naming a span of time gives ("2 hours ago", "in the past 3 days", "last
+    week", "in March", "in 2023"); None when none does."""
+    if m := f.search(_AGO):
         unit = UNIT_SECONDS[m[2]]
         span = _number(m[1]) * unit
         if unit >= 86400:
@@ -264,10 +292,7 @@ def resolve_window(f: PhraseFinder, now: datetime, days: Sequence[tuple[float, f
     elif m := f.search(_YEAR):
         year = int(m[1])
         return TimeWindow(to_ts(datetime(year, 1, 1)), to_ts(datetime(year + 1, 1, 1)), m[0])
-    if day is not None:
-        return _within_day(f, day, label, explicit_day=True)
-    window = _within_day(f, _day_start(now), label, explicit_day=False)
-    return _latest_footage_day(window, now, days) if window is not None else None
+    return None
 
 
 def _latest_footage_day(window: TimeWindow, now: datetime, days: Sequence[tuple[float, float]]) -> TimeWindow:
