@@ -8,6 +8,8 @@ import math
 import subprocess
 import sys
 
+import pytest
+
 from benchmarks.common import Figure, Reference, Report, format_table
 from tests.conftest import REPO
 
@@ -41,9 +43,11 @@ def test_index_scale_through_run_prints_the_table_with_the_command(tmp_path):
     rows = table_rows(stdout)
     build = next(r for name, r in rows.items() if name.startswith("build (SQLite + index"))
     assert build[0] == "index-scale" and build[3] == "s per 10k units" and float(build[2]) > 0
-    for name in ("search p50", "search p95", "recall@36", "load + verify"):
-        assert float(rows[name][2].replace(",", "")) >= 0
     figures = {f["figure"]: f for f in data["figures"]}
+    shown = {name: float(rows[name][2].replace(",", "")) for name in ("search p50", "search p95", "recall@36", "load + verify")}
+    assert 0 < shown["search p50"] <= shown["search p95"] and shown["load + verify"] > 0  # measured, in order
+    for name, value in shown.items():  # the table prints the figures measured, rounded
+        assert value == pytest.approx(figures[name]["value"], rel=0.01, abs=0.01), name
     assert 0.5 < figures["recall@36"]["value"] <= 1.0
     assert all(math.isfinite(f["value"]) for f in data["figures"])
     assert data["commands"][0]["rc"] == 0 and data["mode"] == "full"
