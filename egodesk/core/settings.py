@@ -26,6 +26,11 @@ def _field(default: Any, title: str, group: str, description: str = "", editor: 
     return Field(default, title=title, description=description, json_schema_extra=extra, **limits)
 
 
+def _imprint(default: Any, title: str, description: str, **limits: Any) -> Any:
+    """A field of the Imprint memory's group; its defaults are the paper's values."""
+    return _field(default, title, "Memory (Imprint)", description, **limits)
+
+
 VOCABULARY_MAX_WORDS = 500  # the list is read into every search and every transcription
 VOCABULARY_MAX_CHARS = 80  # one name, place or phrase
 
@@ -137,72 +142,42 @@ class Settings(BaseModel):
     )
 
     # Memory (Imprint): interaction records and their online compression; the paper's values
-    records_batch_size: int = _field(
+    records_batch_size: int = _imprint(
         12,
         "Records: entries per LLM call",
-        "Memory (Imprint)",
         "Captions the LLM turns into interaction records in one call (batching amortises the prompt).",
         ge=1,
         le=64,
     )
-    imprint_history_k: int = _field(
-        5, "History length k", "Memory (Imprint)", "Previous records that contextualise a record's embedding.", ge=0, le=50
+    imprint_history_k: int = _imprint(
+        5, "History length k", "Previous records that contextualise a record's embedding.", ge=0, le=50
     )
-    imprint_alpha_h: float = _field(
-        0.5,
-        "History weight alpha_h",
-        "Memory (Imprint)",
-        "Weight of the history in the contextualised embedding.",
-        ge=0.0,
-        le=1.0,
+    imprint_alpha_h: float = _imprint(
+        0.5, "History weight alpha_h", "Weight of the history in the contextualised embedding.", ge=0.0, le=1.0
     )
-    imprint_delta_h: float = _field(
-        0.3,
-        "History similarity delta_h",
-        "Memory (Imprint)",
-        "Only previous records more similar than this contribute context.",
-        ge=-1.0,
-        le=1.0,
+    imprint_delta_h: float = _imprint(
+        0.3, "History similarity delta_h", "Only previous records more similar than this contribute context.", ge=-1.0, le=1.0
     )
-    imprint_delta_g: float = _field(
+    imprint_delta_g: float = _imprint(
         0.75,
         "Prototype threshold delta_g",
-        "Memory (Imprint)",
         "A record joins its nearest event prototype at this cosine similarity or more.",
         ge=-1.0,
         le=1.0,
     )
-    imprint_max_prototypes: int = _field(
-        300,
-        "Prototype cap",
-        "Memory (Imprint)",
-        "At the cap, records join their nearest prototype instead of creating one.",
-        ge=1,
-        le=100000,
+    imprint_max_prototypes: int = _imprint(
+        300, "Prototype cap", "At the cap, records join their nearest prototype instead of creating one.", ge=1, le=100000
     )
-    imprint_lambda: float = _field(
-        1.14,
-        "Recency decay lambda",
-        "Memory (Imprint)",
-        "Importance decays as exp(-lambda * dT), dT in time units.",
-        ge=0.0,
-        le=100.0,
+    imprint_lambda: float = _imprint(
+        1.14, "Recency decay lambda", "Importance decays as exp(-lambda * dT), dT in time units.", ge=0.0, le=100.0
     )
-    imprint_time_unit_s: float = _field(
-        3600.0,
-        "Recency time unit (s)",
-        "Memory (Imprint)",
-        "Seconds per unit of dT in the recency term (hours).",
-        ge=1.0,
-        le=10_000_000.0,
+    imprint_time_unit_s: float = _imprint(
+        3600.0, "Recency time unit (s)", "Seconds per unit of dT in the recency term (hours).", ge=1.0, le=10_000_000.0
     )
-    imprint_tau: float = _field(
-        0.2, "Importance threshold tau", "Memory (Imprint)", "Records with importance w >= tau are kept.", ge=0.0, le=100.0
-    )
-    imprint_delta_m: float = _field(
+    imprint_tau: float = _imprint(0.2, "Importance threshold tau", "Records with importance w >= tau are kept.", ge=0.0, le=100.0)
+    imprint_delta_m: float = _imprint(
         0.75,
         "Consolidation threshold delta_m",
-        "Memory (Imprint)",
         "A kept record merges into a memory entry when action-object and context similarity both reach this.",
         ge=-1.0,
         le=1.0,

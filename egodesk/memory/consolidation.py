@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -51,17 +51,10 @@ class CompressionParams:
 
     @classmethod
     def from_settings(cls, settings) -> CompressionParams:
-        return cls(
-            history_k=settings.imprint_history_k,
-            alpha_h=settings.imprint_alpha_h,
-            delta_h=settings.imprint_delta_h,
-            delta_g=settings.imprint_delta_g,
-            max_prototypes=settings.imprint_max_prototypes,
-            decay_lambda=settings.imprint_lambda,
-            time_unit_s=settings.imprint_time_unit_s,
-            tau=settings.imprint_tau,
-            delta_m=settings.imprint_delta_m,
-        )
+        """The parameters as the settings give them: each is the setting `imprint_<name>` (the names
+        the paper uses), but for `decay_lambda` (`imprint_lambda`)."""
+        names = {f.name: f"imprint_{f.name}" for f in fields(cls)} | {"decay_lambda": "imprint_lambda"}
+        return cls(**{name: getattr(settings, setting) for name, setting in names.items()})
 
 
 def normalise(vector: np.ndarray) -> np.ndarray:
