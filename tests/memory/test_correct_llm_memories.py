@@ -207,3 +207,14 @@ def test_a_clip_the_build_has_not_read_is_left_to_it(built, embedder):
     records, statements = _rebuild(store, indices, embedder, reader, footage, line)
     assert (records["clips"], statements["clips"], reader.prompts) == (0, 0, [])
     assert _rows(store) == before
+
+
+def test_the_clips_of_a_line_are_those_it_overlaps_or_for_screen_text_the_one_holding_it(built):
+    store, _indices, footage, _at, clip_id = built
+    with store.session() as s:
+        segment = s.scalars(select(TranscriptSegment).where(TranscriptSegment.idx == CORRECTED)).one()
+        clip_start = segment.start_ts - 1  # add_video: a clip's line starts 1 s into it, clips 15 s long
+    assert corrections.clips_of(store, footage, clip_start + 14, clip_start + 17) == [clip_id, clip_id + 1]
+    assert corrections.clips_of(store, footage, clip_start, clip_start + 15) == [clip_id]  # edges touched only
+    assert corrections.clips_of(store, footage, clip_start + 15, clip_start + 15) == [clip_id + 1]  # a keyframe's moment
+    assert corrections.clips_of(store, footage, clip_start + 1_000, clip_start + 1_000) == [clip_id + 3]  # past the end: the last

@@ -16,8 +16,8 @@ from egodesk.memory.corrections import TEXT_MAX_CHARS, CorrectionError, apply_co
 from egodesk.memory.schema import Clip, Job, Keyframe, TranscriptSegment, Unit, Vector
 from egodesk.perception import llm as llm_module
 from egodesk.pipeline.library import Library
+from tests.doubles import ScriptedLLM
 from tests.memory.test_correct_llm_memories import BrokenLLM, SpeechReader
-from tests.reasoning.test_answerer import ScriptedLLM
 
 NEW_WORDS = "ask what the Zanzibar wombat can do for your country"
 
