@@ -262,6 +262,16 @@ def _index_entries(session, indices, embedder, entries: list[Unit]) -> list[int]
     return ids
 
 
+def _entry(fid: int, obj: str, action: str, importance: float, start: float, end: float, text: str, members=None) -> Unit:
+    """A consolidated memory entry as the Imprint builder writes it (with its members' records, if given)."""
+    meta = {"object": obj, "action": action, "importance": importance}
+    if members is not None:
+        meta["members"] = [
+            {"record": r.id, "start": r.start_ts, "end": r.end_ts, "text": r.text, "importance": 0.5} for r in members
+        ]
+    return Unit(footage_id=fid, kind="memory-entry", start_ts=start, end_ts=end, text=text, meta=meta)
+
+
 def _remove(built, indexed: list[int], units: list[int]) -> None:
     store, indices = built
     indices.remove_units(indexed)
@@ -287,17 +297,7 @@ def entries(built, embedder):
             s,
             indices,
             embedder,
-            [
-                Unit(
-                    footage_id=fid,
-                    kind="memory-entry",
-                    start_ts=ts(day, sec),
-                    end_ts=ts(day, sec + 30),
-                    text=f"I {act} {obj}",
-                    meta={"object": obj, "action": act, "importance": w},
-                )
-                for obj, act, w, day, sec in rows
-            ],
+            [_entry(fid, obj, act, w, ts(day, sec), ts(day, sec + 30), f"I {act} {obj}") for obj, act, w, day, sec in rows],
         )
     yield ids
     _remove(built, ids, ids)
@@ -351,26 +351,11 @@ def tray_entry(built, embedder):
         ]
         s.add_all(records)
         s.flush()
-        members = [
-            {"record": u.id, "start": u.start_ts, "end": u.end_ts, "text": u.text, "importance": 0.5}
-            for u, (_, _, member) in zip(records, timeline)
-            if member
-        ]
-        ids = _index_entries(
-            s,
-            indices,
-            embedder,
-            [
-                Unit(
-                    footage_id=fid,
-                    kind="memory-entry",
-                    start_ts=members[0]["start"],
-                    end_ts=members[-1]["end"],
-                    text="I take tray; I put down tray",
-                    meta={"object": "tray", "action": "put down", "importance": 0.5, "members": members},
-                )
-            ],
+        members = [u for u, (_, _, member) in zip(records, timeline) if member]
+        entry = _entry(
+            fid, "tray", "put down", 0.5, members[0].start_ts, members[-1].end_ts, "I take tray; I put down tray", members
         )
+        ids = _index_entries(s, indices, embedder, [entry])
         created = ids + [u.id for u in records]
     yield
     _remove(built, ids, created)
@@ -409,24 +394,8 @@ def two_entries(built, embedder):
                 for sec, verb in timeline
             ]
             created += _index_entries(s, indices, embedder, records)
-            entries.append(
-                Unit(
-                    footage_id=fid,
-                    kind="memory-entry",
-                    start_ts=records[0].start_ts,
-                    end_ts=records[-1].end_ts,
-                    text="; ".join(r.text for r in records),
-                    meta={
-                        "object": obj,
-                        "action": act,
-                        "importance": 0.5,
-                        "members": [
-                            {"record": r.id, "start": r.start_ts, "end": r.end_ts, "text": r.text, "importance": 0.5}
-                            for r in records
-                        ],
-                    },
-                )
-            )
+            text = "; ".join(r.text for r in records)
+            entries.append(_entry(fid, obj, act, 0.5, records[0].start_ts, records[-1].end_ts, text, records))
         created += _index_entries(s, indices, embedder, entries)
     yield
     _remove(built, created, created)
