@@ -8,9 +8,7 @@ import tempfile
 from pathlib import Path
 
 from egodesk.media.errors import MediaError
-from egodesk.media.tools import last_error_line, media_url, run_tool
-
-PROBE_TIMEOUT_S = 30.0
+from egodesk.media.tools import ffprobe, last_error_line, media_url, run_tool
 
 
 def extract_audio(path: str | os.PathLike, out_wav: str | os.PathLike, sample_rate: int = 16000) -> bool:
@@ -69,23 +67,7 @@ def extract_audio(path: str | os.PathLike, out_wav: str | os.PathLike, sample_ra
 def _audio_duration(path: str | os.PathLike) -> float | None:
     """Seconds of the container if it has an audio stream (0 when unknown), else None."""
     url = media_url(path)
-    result = run_tool(
-        [
-            "ffprobe",
-            "-v",
-            "error",
-            "-print_format",
-            "json",
-            "-show_entries",
-            "format=duration:stream=codec_type",
-            "-select_streams",
-            "a",
-            url,
-        ],
-        path,
-        PROBE_TIMEOUT_S,
-        "looking for an audio stream",
-    )
+    result = ffprobe(path, "looking for an audio stream", "format=duration:stream=codec_type", "a")
     if result.returncode != 0:
         raise MediaError(path, f"cannot read the file ({last_error_line(result.stderr, url)})")
     data = json.loads(result.stdout or b"{}")

@@ -25,9 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from egodesk.media.errors import MediaError
-from egodesk.media.tools import last_error_line, media_url, run_tool
+from egodesk.media.tools import ffprobe, last_error_line, media_url, run_tool
 
-PROBE_TIMEOUT_S = 30.0
 KEYFRAME_TOLERANCE_S = 0.002  # a key packet this close to the cut starts it (timestamps are rounded)
 KEYFRAME_WINDOW_S = 2.0
 SUBTITLE_MIN_S = 0.05  # a transcript line with less than this left inside the cut is dropped
@@ -64,25 +63,7 @@ def starts_on_keyframe(path: str | os.PathLike, offset: float) -> bool:
     timestamps start so late that the window misses the cut is re-encoded, which is never wrong."""
     url = media_url(path)
     window = f"{max(0.0, offset - KEYFRAME_WINDOW_S):.6f}%{offset + KEYFRAME_WINDOW_S:.6f}"
-    result = run_tool(
-        [
-            "ffprobe",
-            "-v",
-            "error",
-            "-select_streams",
-            "v:0",
-            "-read_intervals",
-            window,
-            "-show_entries",
-            "stream=start_time:packet=pts_time,flags",
-            "-of",
-            "json",
-            url,
-        ],
-        path,
-        PROBE_TIMEOUT_S,
-        "reading the keyframes",
-    )
+    result = ffprobe(path, "reading the keyframes", "stream=start_time:packet=pts_time,flags", "v:0", window)
     if result.returncode != 0:
         raise MediaError(path, f"ffprobe could not read it: {last_error_line(result.stderr, url)}")
     data = json.loads(result.stdout or b"{}")

@@ -25,7 +25,7 @@ import cv2
 from egodesk.core.types import FootageKind
 from egodesk.media.errors import MediaError
 from egodesk.media.photo import PHOTO_EXTENSIONS, photo_facts
-from egodesk.media.tools import last_error_line, media_url, run_tool
+from egodesk.media.tools import ffprobe, last_error_line, media_url
 
 VIDEO_EXTENSIONS = frozenset({".mp4", ".mov", ".mkv", ".avi", ".m4v", ".webm", ".mts"})
 AUDIO_EXTENSIONS = frozenset({".m4a", ".mp3", ".wav", ".opus", ".ogg", ".flac", ".aac"})
@@ -33,7 +33,6 @@ AUDIO_EXTENSIONS = frozenset({".m4a", ".mp3", ".wav", ".opus", ".ogg", ".flac", 
 # GoPro's .LRV (a low-resolution copy of the video) and .THM (its thumbnail, a JPEG) would be duplicates.
 SUPPORTED_EXTENSIONS = VIDEO_EXTENSIONS | PHOTO_EXTENSIONS | AUDIO_EXTENSIONS
 
-PROBE_TIMEOUT_S = 30.0
 TAIL_TIMEOUT_S = 60.0  # a file without a seek index is read from the start
 
 # ISO base media (MP4/MOV) files start with one of these boxes; used to tell "cut short" from "not video".
@@ -207,12 +206,7 @@ def _read_head(path: Path) -> tuple[int, bytes]:
 
 def _ffprobe(path: Path, head: bytes) -> dict[str, Any]:
     url = media_url(path)
-    result = run_tool(
-        ["ffprobe", "-v", "error", "-print_format", "json", "-show_format", "-show_streams", url],
-        path,
-        PROBE_TIMEOUT_S,
-        "reading the file's format",
-    )
+    result = ffprobe(path, "reading the file's format")
     if result.returncode == 0:
         try:
             return json.loads(result.stdout)
@@ -250,24 +244,8 @@ def _check_tail(path: Path, start: float, video_duration: float) -> None:
     seek in streams with long keyframe intervals, both of which would refuse good files.
     """
     seek_to = start + max(0.0, video_duration - 1.0)
-    result = run_tool(
-        [
-            "ffprobe",
-            "-v",
-            "error",
-            "-select_streams",
-            "v:0",
-            "-read_intervals",
-            f"{seek_to:.3f}%",
-            "-show_entries",
-            "packet=pts_time,dts_time",
-            "-of",
-            "csv=p=0",
-            media_url(path),
-        ],
-        path,
-        TAIL_TIMEOUT_S,
-        "checking the end of the video",
+    result = ffprobe(
+        path, "checking the end of the video", "packet=pts_time,dts_time", "v:0", f"{seek_to:.3f}%", "csv=p=0", TAIL_TIMEOUT_S
     )
     packets = [line.split(",") for line in result.stdout.decode("ascii", "replace").splitlines() if line.strip()]
     times = [t for fields in packets for t in map(_number, fields) if t is not None]

@@ -31,6 +31,29 @@ def run_tool(args: list[str], path: str | os.PathLike, timeout: float, what: str
         raise MediaError(path, f"{what} timed out after {timeout:.0f} s") from exc
 
 
+PROBE_TIMEOUT_S = 30.0
+
+
+def ffprobe(
+    path: str | os.PathLike,
+    what: str,
+    entries: str = "",
+    streams: str = "",
+    intervals: str = "",
+    output: str = "json",
+    timeout: float = PROBE_TIMEOUT_S,
+) -> subprocess.CompletedProcess:
+    """ffprobe on `path`, saying only errors: the `entries` it shows (`-show_entries`; none: the whole
+    format and streams), of the `streams` selected, the packets within `intervals` (`-read_intervals`),
+    written as `output`. One place builds the command, so every probe names the file the same safe way
+    (`media_url`)."""
+    args = ["ffprobe", "-v", "error"]
+    args += ["-select_streams", streams] if streams else []
+    args += ["-read_intervals", intervals] if intervals else []
+    args += ["-show_entries", entries] if entries else ["-show_format", "-show_streams"]
+    return run_tool([*args, "-of", output, media_url(path)], path, timeout, what)
+
+
 def last_error_line(stderr: bytes, url: str) -> str:
     """The last non-empty line ffmpeg wrote (usually the one that says what went wrong), without the
     input's name, which the MediaError already carries."""
