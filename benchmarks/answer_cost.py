@@ -29,7 +29,8 @@ from egodesk.core.settings import Settings
 from egodesk.eval.runner import run_eval
 from egodesk.perception.embedder import make_embedder
 from egodesk.perception.llm import make_llm
-from egodesk.reasoning.answerer import EVIDENCE_OPEN, FieldStream
+from egodesk.reasoning.answerer import FieldStream
+from egodesk.reasoning.prompt import EVIDENCE_OPEN
 
 
 class Timed:

@@ -17,22 +17,7 @@ from collections.abc import Callable
 from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.perception.llm import LLMError, TextSink, chat_json
 from egodesk.reasoning.answer_checks import unsupported
-
-# FOCUS_CHARS, SHORT_FOCUS_CHARS, SYSTEM, answer_schema and focus are still imported from here by tests
-# another open change edits (tests/reasoning/test_answerer.py, tests/badinput): they go with those tests.
-from egodesk.reasoning.prompt import (  # noqa: F401
-    FOCUS_CHARS,
-    LETTERS,
-    NOT_FOUND,
-    SHORT_FOCUS_CHARS,
-    SYSTEM,
-    Prompt,
-    _option,
-    answer_schema,
-    build_prompt,
-    focus,
-    prompt_head,
-)
+from egodesk.reasoning.prompt import LETTERS, NOT_FOUND, Prompt, _option, build_prompt, prompt_head
 
 MAX_TOKENS = 200
 

@@ -16,7 +16,8 @@ from egodesk.core.types import ABSTENTION
 from egodesk.pipeline.ask import QUESTION_CHARS, QUESTION_TOKENS, shorten
 from egodesk.pipeline.ask import ask as ask_library
 from egodesk.pipeline.library import Library
-from egodesk.reasoning.answerer import MAX_TOKENS, SYSTEM
+from egodesk.reasoning.answerer import MAX_TOKENS
+from egodesk.reasoning.prompt import SYSTEM
 from tests.badinput.support import egodesk, grounded_or_abstained
 from tests.doubles import ScriptedLLM
 

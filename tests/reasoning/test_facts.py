@@ -6,8 +6,8 @@ import json
 from egodesk.core.settings import Settings
 from egodesk.memory.atomic import Statement, screen_statements
 from egodesk.memory.llm_batches import ClipText
-from egodesk.reasoning.answerer import build_prompt
 from egodesk.reasoning.facts import attach_facts, clip_facts, missing_from
+from egodesk.reasoning.prompt import build_prompt
 from egodesk.retrieval.base import Memory
 from tests.retrieval.conftest import build_library
 
