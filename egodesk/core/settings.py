@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,7 +23,7 @@ ENV_PREFIX = "EGODESK_"
 def _field(default: Any, title: str, group: str, description: str = "", editor: str = "", **limits: Any) -> Any:
     """A field of `group` (a tab of the settings dialog); `editor` names a special editor ("lines": a list
     of words edited as text, one a line)."""
-    extra = {"group": group, "editor": editor} if editor else {"group": group}
+    extra: dict[str, Any] = {"group": group, "editor": editor} if editor else {"group": group}
     return Field(default, title=title, description=description, json_schema_extra=extra, **limits)
 
 
@@ -292,14 +293,15 @@ class Settings(BaseModel):
         """Field names per group, in declaration order (for the settings dialog)."""
         out: dict[str, list[str]] = {}
         for name, info in cls.model_fields.items():
-            group = (info.json_schema_extra or {}).get("group", "General")
+            extra = info.json_schema_extra  # `_field`'s dict
+            group = str(extra.get("group", "General")) if isinstance(extra, dict) else "General"
             out.setdefault(group, []).append(name)
         return out
 
     @classmethod
-    def load(cls, path: Path | None, environ: dict[str, str] | None = None) -> Settings:
+    def load(cls, path: Path | None, environ: Mapping[str, str] | None = None) -> Settings:
         """Stored values (if any), then environment overrides on top. Raises SettingsError on bad values."""
-        environ = os.environ if environ is None else environ
+        env: Mapping[str, str] = os.environ if environ is None else environ
         data: dict[str, Any] = {}
         if path is not None and path.exists():
             try:
@@ -309,8 +311,8 @@ class Settings(BaseModel):
             data.update(_migrate(stored).get("values", {}))
         for name in cls.model_fields:
             key = ENV_PREFIX + name.upper()
-            if key in environ:
-                data[name] = environ[key]
+            if key in env:
+                data[name] = env[key]
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
