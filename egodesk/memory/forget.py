@@ -1,10 +1,12 @@
 """Forgetting: remove a footage, or a time range of it, from every place the library keeps it.
 
 Four places hold a footage: its rows in SQLite (footage, clips, keyframes, transcript, captions,
-units; deleting them cascades to jobs and vectors), the labels of its units in every hnswlib index
-(cascading rows cannot reach those: they are marked deleted explicitly and the indices saved), and
-its thumbnails on disk. The SQLite part is one transaction; thumbnails are deleted after it commits
-(a failed forget leaves everything as it was) and only inside the library's thumbnails folder.
+units, speech turns and voice appearances; deleting them cascades to jobs and vectors; the voice
+prints it shaped are recomputed without it, `people.footage_forgotten`), the labels of its units in
+every hnswlib index (cascading rows cannot reach those: they are marked deleted explicitly and the
+indices saved), and its thumbnails on disk. The SQLite part is one transaction; thumbnails are deleted
+after it commits (a failed forget leaves everything as it was) and only inside the library's thumbnails
+folder.
 
 A range forget deletes the interaction records in the range, not the consolidated entries they were
 merged into: those also hold records from outside it. The footage's record stream is then replayed
@@ -24,7 +26,7 @@ from sqlalchemy.orm import Session
 
 from egodesk.core.paths import LibraryPaths
 from egodesk.core.settings import Settings
-from egodesk.memory import record_compression
+from egodesk.memory import people, record_compression
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.schema import Caption, Clip, Footage, Keyframe, TranscriptSegment, Unit
 from egodesk.memory.store import Store
@@ -71,6 +73,7 @@ def forget(
         clip_ids = s.scalars(select(Clip.id).where(*in_range)).all()
         thumbs = [p for p in s.scalars(select(Keyframe.thumb_path).join(Clip).where(*in_range)) if p]
         unit_ids = _units_to_forget(s, footage_id, None if whole else (lo, hi))
+        voices = people.voices_in(s, footage_id)  # their prints are recomputed without it
         report.clips, report.units = len(clip_ids), len(unit_ids)
         report.vectors = sum(index_manager.remove_units(unit_ids, session=s).values())
         if whole:
@@ -89,6 +92,7 @@ def forget(
             s.execute(delete(Clip).where(*in_range))
             for table in (Caption, TranscriptSegment):
                 s.execute(delete(table).where(table.footage_id == footage_id, *_overlap(table, lo, hi)))
+        people.footage_forgotten(s, footage_id, voices, None if whole else (lo, hi))
     index_manager.save()
     shutil.rmtree(index_manager.lexical_dir, ignore_errors=True)  # saved BM25 indices hold the forgotten words
     report.thumbnails = _delete_thumbnails(paths, thumbs)

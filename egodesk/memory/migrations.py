@@ -3,7 +3,9 @@ in its own transaction, so an interrupted upgrade resumes cleanly. Version 1 cre
 `schema` and `record_tables`; version 2 adds the record tables to a database made before they existed (on a
 new one it finds them there and does nothing); version 3 adds the search-as-you-type index
 (`textsearch`) and fills it from what is stored; version 4 adds the kept moments (`keep`: stars and notes)
-and the notes' rows in that index; version 5 adds the person's corrections of misheard lines (`corrections`)."""
+and the notes' rows in that index; version 5 adds the person's corrections of misheard lines (`corrections`);
+version 6 adds the voices and speech turns (`people`), a transcript line's voice, and a pending `speakers`
+job for each footage transcribed before it, so `egodesk resume` finds who spoke there."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
 from egodesk.memory import record_tables, textsearch
-from egodesk.memory.schema import Base, Correction, Note, Star
+from egodesk.memory.schema import Base, Correction, Note, SpeechTurn, Star, Voice, VoiceAppearance
 
 
 def _v1_create(conn: Connection) -> None:
@@ -31,12 +33,31 @@ def _v5_corrections(conn: Connection) -> None:
     Base.metadata.create_all(conn, tables=[Base.metadata.tables[Correction.__tablename__]], checkfirst=True)
 
 
+def _v6_people(conn: Connection) -> None:
+    """The voice tables and the transcript line's voice (a new library has them from version 1); a pending
+    speakers job for every footage that has an ASR job and no speakers job yet."""
+    tables = [Base.metadata.tables[t.__tablename__] for t in (Voice, VoiceAppearance, SpeechTurn)]
+    Base.metadata.create_all(conn, tables=tables, checkfirst=True)
+    columns = {row[1] for row in conn.execute(text("PRAGMA table_info(transcript_segment)"))}
+    if "voice_id" not in columns:
+        conn.execute(text("ALTER TABLE transcript_segment ADD COLUMN voice_id INTEGER REFERENCES voice(id) ON DELETE SET NULL"))
+        conn.execute(text("CREATE INDEX ix_transcript_segment_voice_id ON transcript_segment (voice_id)"))
+    conn.execute(
+        text(
+            "INSERT INTO job (footage_id, stage, state, done, total, error, attempts, updated_at) "
+            "SELECT footage_id, 'speakers', 'pending', 0, 0, '', 0, CAST(strftime('%s', 'now') AS REAL) FROM job AS a WHERE a.stage = 'asr' "
+            "AND NOT EXISTS (SELECT 1 FROM job AS b WHERE b.footage_id = a.footage_id AND b.stage = 'speakers')"
+        )
+    )
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_create,
     record_tables.create_tables,
     textsearch.create_text_search,
     _v4_kept_moments,
     _v5_corrections,
+    _v6_people,
 ]
 
 

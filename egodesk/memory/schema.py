@@ -1,6 +1,6 @@
 """The library's ORM tables (SQLAlchemy declarative models): footage, jobs, clips, keyframes, transcript
 segments, captions, memory units, their vectors, the index manifest, the moments a person kept (stars
-and notes) and their corrections of what was misheard or misread.
+and notes), their corrections of what was misheard or misread, and the voices heard (who spoke when).
 
 Only the table definitions live here, so the store (engine and sessions), the migrations and the builders'
 own tables (record_tables) can all import them without importing each other. Deleting a footage cascades
@@ -109,6 +109,9 @@ class TranscriptSegment(Base):
     language: Mapped[str] = mapped_column(String(16), default="")
     words: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)  # [[word, start_ts, end_ts, prob], ...]
     speaker: Mapped[str] = mapped_column(String(80), default="")
+    # The voice heard most during the line (`people.attach_lines`); `speaker` then holds its label ("me", a
+    # name, or "" for an unnamed voice), rewritten when voices are renamed, merged or forgotten.
+    voice_id: Mapped[int | None] = mapped_column(ForeignKey("voice.id", ondelete="SET NULL"), index=True, nullable=True)
 
 
 class Caption(Base):
@@ -225,3 +228,48 @@ class Correction(Base):
     heard: Mapped[str] = mapped_column(Text, default="")
     heard_words: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[float] = mapped_column(Float, default=time.time)
+
+
+class Voice(Base):
+    """A voice the library has heard (`memory.people`): its centroid (the voice print: the speech-weighted
+    mean of its appearances' embeddings, L2-normalised float32), the name a person gave it, and whether it
+    is the wearer's own ("me"). Forgetting it deletes the row, its appearances with it."""
+
+    __tablename__ = "voice"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str | None] = mapped_column(String(80), nullable=True)
+    centroid: Mapped[bytes] = mapped_column(LargeBinary)
+    seconds: Mapped[float] = mapped_column(Float, default=0.0)  # the speech its centroid averages
+    count: Mapped[int] = mapped_column(Integer, default=0)  # footage it is heard in
+    wearer: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class VoiceAppearance(Base):
+    """One voice in one footage: the centroid of the footage's cluster matched to it, so a rerun of that
+    footage's speakers stage or a merge recomputes the voice's centroid exactly."""
+
+    __tablename__ = "voice_appearance"
+    __table_args__ = (UniqueConstraint("voice_id", "footage_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    voice_id: Mapped[int] = mapped_column(ForeignKey("voice.id", ondelete="CASCADE"), index=True)
+    footage_id: Mapped[int] = mapped_column(ForeignKey("footage.id", ondelete="CASCADE"), index=True)
+    centroid: Mapped[bytes] = mapped_column(LargeBinary)
+    seconds: Mapped[float] = mapped_column(Float)
+    level_db: Mapped[float] = mapped_column(Float)
+
+
+class SpeechTurn(Base):
+    """A span of one footage's audio spoken by one voice (wall-clock seconds). A forgotten voice's turns
+    stay, with no voice: someone spoke there."""
+
+    __tablename__ = "speech_turn"
+    __table_args__ = (Index("ix_turn_time", "footage_id", "start_ts"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    footage_id: Mapped[int] = mapped_column(ForeignKey("footage.id", ondelete="CASCADE"))
+    voice_id: Mapped[int | None] = mapped_column(ForeignKey("voice.id", ondelete="SET NULL"), index=True, nullable=True)
+    start_ts: Mapped[float] = mapped_column(Float)
+    end_ts: Mapped[float] = mapped_column(Float)
+    level_db: Mapped[float] = mapped_column(Float, default=-120.0)

@@ -39,6 +39,13 @@ class Engines:
         return make_captioner(self.settings, self.paths.user_models)
 
     @cached_property
+    def diarizer(self):
+        from egodesk.core.manifest import locate
+        from egodesk.perception.diarize import Diarizer, VoiceEncoder
+
+        return Diarizer(VoiceEncoder(locate("voice", self.paths.user_models), threads=self.settings.threads))
+
+    @cached_property
     def embedder(self):
         """The embedder whose vectors the library holds: questions and new memories must match them.
         It is the settings' choice except while a library built with another is being re-embedded."""

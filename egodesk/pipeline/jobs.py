@@ -20,12 +20,12 @@ from egodesk.core.faults import fault_point
 from egodesk.core.types import FootageKind
 from egodesk.memory.store import Footage, Job, Store
 
-VIDEO_STAGES = ("probe", "audio", "asr", "keyframes", "ocr", "captions")
+VIDEO_STAGES = ("probe", "audio", "asr", "speakers", "keyframes", "ocr", "captions")
 MEMORY_STAGES = ("memory-parent", "memory-visual", "memory-records", "memory-atomic")
 # What each kind of footage skips: a photo has no sound; a sound recording no pictures, so nothing seen.
 _SKIPPED = {
     FootageKind.VIDEO: (),
-    FootageKind.PHOTO: ("audio", "asr"),
+    FootageKind.PHOTO: ("audio", "asr", "speakers"),
     FootageKind.AUDIO: ("keyframes", "ocr", "memory-visual"),
 }
 LLM_STAGES = ("memory-records", "memory-atomic")  # slow on a CPU: they wait until all footage is searchable

@@ -2,9 +2,9 @@
 writes its own results together with its job's "done" mark in one transaction.
 
 Order (the only place that knows it is `VIDEO_STAGES` in jobs.py): probe (at import) -> audio -> asr
--> keyframes (frame features, tags and thumbnails from one tagger pass) -> ocr -> captions. A photo
-skips the sound stages and is its own one frame (`frames_of`, `frame_at`); a sound recording skips the
-picture stages (`jobs.stages_for`).
+-> speakers (`speakers.py`: who spoke when) -> keyframes (frame features, tags and thumbnails from one
+tagger pass) -> ocr -> captions. A photo skips the sound stages and is its own one frame (`frames_of`,
+`frame_at`); a sound recording skips the picture stages (`jobs.stages_for`).
 """
 
 from __future__ import annotations
@@ -24,12 +24,13 @@ from egodesk.media.frames import SampledFrame, read_frame_at, sample_frames
 from egodesk.media.keyframes import select_keyframes, write_thumbnail
 from egodesk.media.photo import read_photo
 from egodesk.memory.corrections import SCREEN, SPEECH, apply_corrections
+from egodesk.memory.people import attach_lines, relabel
 from egodesk.memory.schema import Caption, Clip, Footage, Keyframe, TranscriptSegment
 from egodesk.memory.speech import clip_holding, clip_speech
 from egodesk.memory.store import Store
 from egodesk.perception.asr import transcribe_as_usual
 from egodesk.pipeline.engines import Engines
-from egodesk.pipeline.jobs import finish
+from egodesk.pipeline.jobs import finish, stage_states
 
 log = logging.getLogger(__name__)
 
@@ -107,9 +108,12 @@ def run_asr(ctx: StageContext) -> None:
                 )
             )
         apply_corrections(session, ctx.footage_id, (SPEECH,))  # the person's words over what was heard again
+        attach_lines(session, ctx.footage_id)  # a rerun's lines get the voices of the turns already stored
+        relabel(session)
         finish(session, ctx.footage_id, "asr", len(segments))
-    if ctx.audio_path.exists():
-        ctx.audio_path.unlink()  # the transcript is stored; the WAV was only its input
+        speakers_to_run = stage_states(session, ctx.footage_id).get("speakers") not in (None, "done")
+    if ctx.audio_path.exists() and not speakers_to_run:
+        ctx.audio_path.unlink()  # the transcript is stored; the WAV was only its input (and the speakers stage's)
 
 
 def usual_language(store: Store, except_footage: int) -> str | None:

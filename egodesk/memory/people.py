@@ -1,0 +1,358 @@
+"""Who said it: the library's voices, each footage's speech turns, and the voice of each transcript line.
+
+What is stored (migration 6):
+- `voice`: one row per voice heard anywhere, with its centroid (the voice print), the name a person gave
+  it, the footage count and the wearer flag;
+- `voice_appearance`: the voice's cluster centroid in one footage, so the voice's centroid is always
+  the speech-weighted mean of its appearances (a rerun of one footage or a merge recomputes it exactly);
+- `speech_turn`: who spoke when (footage, start, end, voice);
+- `transcript_segment.voice_id`: the voice heard longest during the line, and its `speaker` the label
+  that voice shows in memory text: "me" for the wearer, the name a person gave it, or nothing (an
+  unnamed voice is only "Voice N" in lists: a made-up label in a memory would read like a name).
+
+A footage's clusters join the library's voices by the `VoiceBook` rule (the closest voice at cosine
+similarity >= LIBRARY_SIMILARITY, one cluster per voice per footage), built from the stored centroids,
+so a later import matches the voices of earlier footage. After each change the wearer is recomputed
+(the voice heard in the most footage, the loudest on a tie).
+
+Labels are written into the lines (`relabel`) rather than resolved by every reader, so the exports, the
+memory builders and the window read "Maria: ..." as they read an imported transcript's speaker; a
+rename rewrites only the lines of that voice and says which footage changed, so only their memories
+are brought up to date (`pipeline.speakers`). Lines that came with their own speaker (imported
+subtitles) are left as they are.
+
+Forgetting a voice deletes its print (the voice row and its appearances) and its name; its turns and
+lines stay, with no voice: the words remain as unnamed speech.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.orm import Session
+
+from egodesk.memory.schema import Footage, SpeechTurn, TranscriptSegment, Voice, VoiceAppearance
+from egodesk.perception.diarize import LIBRARY_SIMILARITY, Diarization, VoiceBook
+from egodesk.perception.diarize import Voice as BookVoice
+
+ME = "me"
+NAME_MAX_CHARS = 80  # the width of a transcript line's speaker column
+Spans = dict[int, list[tuple[float, float]]]  # footage id -> spans of lines whose label changed
+
+
+class PeopleError(ValueError):
+    """A change to the voices that cannot be made as asked, with the reason a person can act on."""
+
+
+@dataclass
+class VoiceInfo:
+    id: int
+    name: str | None
+    label: str  # the name, else "Voice N"
+    me: bool
+    footage: int  # how many footage it is heard in
+    seconds: float  # its speech, in seconds, over the library
+
+
+def _blob(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, np.float32).tobytes()
+
+
+def _vector(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, np.float32)
+
+
+def _normalise(vector: np.ndarray) -> np.ndarray:
+    return vector / max(float(np.linalg.norm(vector)), 1e-8)
+
+
+def _book(session: Session, similarity: float = LIBRARY_SIMILARITY) -> tuple[VoiceBook, list[int]]:
+    """The stored voices as a VoiceBook (its voice ids are positions in the returned list of row ids)."""
+    voices = session.scalars(select(Voice).order_by(Voice.id)).all()
+    appearances: dict[int, list[VoiceAppearance]] = defaultdict(list)
+    for row in session.scalars(select(VoiceAppearance).order_by(VoiceAppearance.footage_id)):  # sums in one order
+        appearances[row.voice_id].append(row)
+    book = VoiceBook(similarity)
+    for position, voice in enumerate(voices):
+        seen = appearances[voice.id]
+        seconds = sum(a.seconds for a in seen) or max(voice.seconds, 1e-3)
+        book.voices.append(
+            BookVoice(
+                position,
+                _vector(voice.centroid) * seconds,
+                seconds=seconds,
+                footage={str(a.footage_id) for a in seen},
+                level_sum=sum(a.seconds * a.level_db for a in seen) if seen else -120.0 * seconds,
+            )
+        )
+    return book, [v.id for v in voices]
+
+
+def _refresh(session: Session, voice_ids: set[int]) -> None:
+    """Recompute the centroid, speech and footage count of `voice_ids` from their appearances; an unnamed
+    voice left with none is deleted (a named one keeps its last print, to be recognised again)."""
+    for voice_id in voice_ids:
+        voice = session.get(Voice, voice_id)
+        if voice is None:
+            continue
+        seen = session.scalars(
+            select(VoiceAppearance).where(VoiceAppearance.voice_id == voice_id).order_by(VoiceAppearance.footage_id)
+        ).all()
+        if not seen:
+            if voice.name is None:
+                session.delete(voice)
+            else:
+                voice.count = 0
+            continue
+        total = sum(a.seconds * _vector(a.centroid) for a in seen)
+        voice.centroid = _blob(_normalise(np.asarray(total)))
+        voice.seconds = float(sum(a.seconds for a in seen))
+        voice.count = len({a.footage_id for a in seen})
+    session.flush()
+
+
+def _set_wearer(session: Session) -> None:
+    book, ids = _book(session)
+    position = book.wearer()
+    wearer = ids[position] if position is not None else None
+    for voice in session.scalars(select(Voice)):
+        voice.wearer = voice.id == wearer
+    session.flush()
+
+
+def store_footage(session: Session, footage_id: int, diarization: Diarization, similarity: float = LIBRARY_SIMILARITY) -> int:
+    """Replace a footage's turns and appearances with `diarization`'s (times in seconds into the file),
+    matching its clusters to the library's voices; recompute the wearer and attach the footage's lines.
+    Returns the number of turns stored."""
+    origin = session.get_one(Footage, footage_id).start_ts
+    before = set(session.scalars(select(VoiceAppearance.voice_id).where(VoiceAppearance.footage_id == footage_id)))
+    session.execute(delete(SpeechTurn).where(SpeechTurn.footage_id == footage_id))
+    session.execute(delete(VoiceAppearance).where(VoiceAppearance.footage_id == footage_id))
+    session.flush()
+    _refresh(session, before)
+    book, ids = _book(session, similarity)
+    found = book.add(str(footage_id), diarization)
+    voice_of: dict[int, int] = {}
+    for cluster in diarization.clusters:
+        position = found[cluster.label]
+        if position < len(ids):
+            voice_of[cluster.label] = ids[position]
+        else:
+            voice = Voice(centroid=_blob(cluster.centroid), seconds=0.0, count=0)
+            session.add(voice)
+            session.flush()
+            voice_of[cluster.label] = voice.id
+        session.add(
+            VoiceAppearance(
+                voice_id=voice_of[cluster.label],
+                footage_id=footage_id,
+                centroid=_blob(cluster.centroid),
+                seconds=max(cluster.seconds, 1e-3),  # the VoiceBook's weight, so a reloaded book is the same
+                level_db=cluster.level_db,
+            )
+        )
+    session.add_all(
+        SpeechTurn(
+            footage_id=footage_id,
+            voice_id=voice_of[turn.label],
+            start_ts=origin + turn.start,
+            end_ts=origin + turn.end,
+            level_db=turn.level_db,
+        )
+        for turn in diarization.turns
+    )
+    session.flush()
+    _refresh(session, set(voice_of.values()))
+    _set_wearer(session)
+    attach_lines(session, footage_id)
+    return len(diarization.turns)
+
+
+def voices_in(session: Session, footage_id: int) -> set[int]:
+    return set(session.scalars(select(VoiceAppearance.voice_id).where(VoiceAppearance.footage_id == footage_id)))
+
+
+def footage_forgotten(session: Session, footage_id: int, voice_ids: set[int], window: tuple[float, float] | None) -> None:
+    """After a footage (window None) or a time range of it is forgotten: the range's turns go (a whole
+    footage's cascade), and the voices it was heard in (`voice_ids`, taken before) are recomputed from
+    their other appearances: an unnamed voice heard nowhere else goes with it. Then the wearer and the
+    labels. A range keeps the footage's appearance: its cluster centroid cannot be split by time."""
+    if window is not None:
+        lo, hi = window
+        session.execute(
+            delete(SpeechTurn).where(SpeechTurn.footage_id == footage_id, SpeechTurn.start_ts < hi, SpeechTurn.end_ts > lo)
+        )
+    session.flush()
+    _refresh(session, voice_ids)
+    _set_wearer(session)
+    relabel(session)
+
+
+def attach_lines(session: Session, footage_id: int) -> None:
+    """Give each of the footage's transcript lines the voice its turns overlap longest (none where no
+    turn does). Lines that came with a speaker of their own (imported) are left alone; labels follow
+    in `relabel`."""
+    turns = session.execute(
+        select(SpeechTurn.start_ts, SpeechTurn.end_ts, SpeechTurn.voice_id).where(
+            SpeechTurn.footage_id == footage_id, SpeechTurn.voice_id.is_not(None)
+        )
+    ).all()
+    lines = session.scalars(
+        select(TranscriptSegment).where(
+            TranscriptSegment.footage_id == footage_id,
+            (TranscriptSegment.voice_id.is_not(None)) | (TranscriptSegment.speaker == ""),
+        )
+    ).all()
+    for line in lines:
+        heard: dict[int, float] = defaultdict(float)
+        for start, end, voice_id in turns:
+            overlap = min(end, line.end_ts) - max(start, line.start_ts)
+            if overlap > 0 and voice_id is not None:
+                heard[voice_id] += overlap
+        best = max(heard, key=lambda v: heard[v]) if heard else None
+        if line.voice_id != best:
+            line.voice_id = best
+            if best is None:
+                line.speaker = ""
+    session.flush()
+
+
+def labels(session: Session) -> dict[int, str]:
+    """Each voice's label in memory text: "me" for the wearer, else its name, else ""."""
+    return {v.id: ME if v.wearer else (v.name or "") for v in session.scalars(select(Voice))}
+
+
+def relabel(session: Session) -> Spans:
+    """Write each voiced line's label into its `speaker` (one UPDATE a voice, through its index: a library's
+    lines are read only where they change); the spans of the lines changed, by footage."""
+    changed: Spans = defaultdict(list)
+    for voice_id, label in labels(session).items():
+        rows = session.execute(
+            update(TranscriptSegment)
+            .where(TranscriptSegment.voice_id == voice_id, TranscriptSegment.speaker != label)
+            .values(speaker=label)
+            .returning(TranscriptSegment.footage_id, TranscriptSegment.start_ts, TranscriptSegment.end_ts)
+        ).all()
+        for footage_id, start, end in rows:
+            changed[footage_id].append((start, end))
+    return dict(changed)
+
+
+def voices(session: Session) -> list[VoiceInfo]:
+    """Every voice, the wearer first, then by speech time."""
+    spoken = dict(
+        session.execute(
+            select(SpeechTurn.voice_id, func.sum(SpeechTurn.end_ts - SpeechTurn.start_ts))
+            .where(SpeechTurn.voice_id.is_not(None))
+            .group_by(SpeechTurn.voice_id)
+        ).all()
+    )
+    rows = [
+        VoiceInfo(v.id, v.name, v.name or f"Voice {v.id}", bool(v.wearer), v.count, round(float(spoken.get(v.id) or 0.0), 2))
+        for v in session.scalars(select(Voice))
+    ]
+    return sorted(rows, key=lambda v: (not v.me, -v.seconds, v.id))
+
+
+def samples(session: Session, per_voice: int = 3) -> dict[int, list[tuple[int, float, float]]]:
+    """Each voice's longest turns, to listen to before naming it: (footage id, start, end), wall clock."""
+    out: dict[int, list[tuple[int, float, float]]] = defaultdict(list)
+    rows = session.execute(
+        select(SpeechTurn.voice_id, SpeechTurn.footage_id, SpeechTurn.start_ts, SpeechTurn.end_ts)
+        .where(SpeechTurn.voice_id.is_not(None))
+        .order_by((SpeechTurn.end_ts - SpeechTurn.start_ts).desc(), SpeechTurn.id)
+    ).all()
+    for voice_id, footage_id, start, end in rows:
+        if voice_id is not None and len(out[voice_id]) < per_voice:
+            out[voice_id].append((footage_id, start, end))
+    return dict(out)
+
+
+def _voice(session: Session, voice_id: int) -> Voice:
+    voice = session.get(Voice, voice_id)
+    if voice is None:
+        raise PeopleError(f"there is no voice {voice_id} in this library (see `egodesk people list`)")
+    return voice
+
+
+_NOT_IN_NAME = re.compile(r"[:\x00-\x1f\x7f]")
+
+
+def check_name(name: str) -> str:
+    """The name as it will be stored (spaces trimmed), or PeopleError saying why it cannot be one."""
+    name = " ".join((name or "").split())
+    if not name:
+        raise PeopleError("a name cannot be empty")
+    if len(name) > NAME_MAX_CHARS:
+        raise PeopleError(f"a name can be at most {NAME_MAX_CHARS} characters, not {len(name)}")
+    if _NOT_IN_NAME.search(name):
+        raise PeopleError("a name cannot hold a colon or a control character (a line reads “Name: words”)")
+    if name.casefold() == ME:
+        raise PeopleError("“me” is the wearer's own voice: it is found by itself, not named")
+    return name
+
+
+def rename(session: Session, voice_id: int, name: str) -> Spans:
+    """Name a voice; the spans of the lines whose label changed."""
+    name = check_name(name)
+    voice = _voice(session, voice_id)
+    other = session.scalar(select(Voice.id).where(Voice.id != voice_id, func.lower(Voice.name) == name.lower()))
+    if other is not None:
+        raise PeopleError(f"voice {other} is already called {name}: merge them (`egodesk people merge {other} {voice_id}`)")
+    voice.name = name
+    session.flush()
+    return relabel(session)
+
+
+def merge(session: Session, into: int, other: int) -> Spans:
+    """Make voice `other` part of voice `into` (its appearances, turns and lines); `into` keeps its name,
+    or takes `other`'s if it has none. The spans of the lines whose label changed."""
+    if into == other:
+        raise PeopleError(f"voice {into} cannot be merged with itself")
+    keep, gone = _voice(session, into), _voice(session, other)
+    name = keep.name or gone.name
+    mine = {a.footage_id: a for a in session.scalars(select(VoiceAppearance).where(VoiceAppearance.voice_id == into))}
+    for appearance in session.scalars(select(VoiceAppearance).where(VoiceAppearance.voice_id == other)).all():
+        same = mine.get(appearance.footage_id)
+        if same is None:
+            appearance.voice_id = into
+            continue
+        seconds = same.seconds + appearance.seconds
+        same.centroid = _blob(
+            _normalise(same.seconds * _vector(same.centroid) + appearance.seconds * _vector(appearance.centroid))
+        )
+        same.level_db = (same.seconds * same.level_db + appearance.seconds * appearance.level_db) / seconds
+        same.seconds = seconds
+        session.delete(appearance)
+    session.flush()
+    session.execute(update(SpeechTurn).where(SpeechTurn.voice_id == other).values(voice_id=into))
+    session.execute(update(TranscriptSegment).where(TranscriptSegment.voice_id == other).values(voice_id=into))
+    session.execute(delete(Voice).where(Voice.id == other))
+    keep.name = name
+    session.flush()
+    _refresh(session, {into})
+    _set_wearer(session)
+    return relabel(session)
+
+
+def forget_voice(session: Session, voice_id: int) -> Spans:
+    """Delete a voice's print and name; its turns and lines stay with no voice. The spans of the lines
+    that lost their label (and of any other whose label changed with the wearer)."""
+    voice = _voice(session, voice_id)
+    changed: Spans = defaultdict(list)
+    for line in session.scalars(select(TranscriptSegment).where(TranscriptSegment.voice_id == voice_id)):
+        if line.speaker:
+            changed[line.footage_id].append((line.start_ts, line.end_ts))
+        line.speaker = ""
+        line.voice_id = None
+    session.execute(update(SpeechTurn).where(SpeechTurn.voice_id == voice_id).values(voice_id=None))
+    session.delete(voice)
+    session.flush()
+    _set_wearer(session)
+    for footage_id, spans in relabel(session).items():
+        changed[footage_id] += spans
+    return dict(changed)

@@ -1,0 +1,273 @@
+"""The library's voices in SQLite (`memory.people`): real recordings of the real test day diarized by the
+real voice encoder, stored in a real store; matching across footage, the wearer, each line's voice,
+naming, merging, forgetting, and refusals that change nothing."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from sqlalchemy import create_engine, event, insert, select, text
+
+from egodesk.core.manifest import ModelMissing, locate
+from egodesk.memory import people
+from egodesk.memory.migrations import MIGRATIONS, migrate
+from egodesk.memory.people import PeopleError
+from egodesk.memory.schema import Footage, Job, SpeechTurn, TranscriptSegment, Voice, VoiceAppearance
+from egodesk.perception import diarize as dz
+from tests.memory.conftest import add_footage
+
+HOME = "20261130_074000"  # Sam and the wearer, at home
+ALONE = "20261130_130500"  # the wearer alone
+NEXT_DAY = "20261201_075000"  # Sam and the wearer again, the next morning
+
+
+@pytest.fixture(scope="module")
+def heard():
+    """name -> (diarization, scripted turns) of three real-day recordings."""
+    try:
+        model = locate("voice")
+    except ModelMissing:
+        pytest.skip("the voice model is installed by ./setup.sh")
+    from faster_whisper import decode_audio
+
+    from benchmarks.testday.make_day import make_day, plan_of
+    from benchmarks.testday.speakers import turns_of
+
+    plan = plan_of("real")  # the whole day: its files are made once and shared with the benchmarks
+    paths = make_day(plan=plan, log=lambda *_: None)
+    diarizer = dz.Diarizer(dz.VoiceEncoder(model, threads=1))
+    script = turns_of(plan)
+    return {
+        r.name: (diarizer.diarize(decode_audio(str(path), sampling_rate=dz.SAMPLE_RATE)), script[r.name])
+        for r, path in zip(plan, paths)
+        if r.name in (HOME, ALONE, NEXT_DAY)
+    }
+
+
+ORIGIN = {HOME: 1_000_000.0, ALONE: 1_010_000.0, NEXT_DAY: 1_090_000.0}
+
+
+def _footage(store, heard, name: str, lines: bool = True) -> int:
+    """A footage row for the recording, with one transcript line per scripted line (the words are the
+    speaker's name: what the test reads back), then its diarization stored."""
+    footage_id = add_footage(store, name, start=ORIGIN[name], duration=30.0)
+    diarization, script = heard[name]
+    with store.session() as s:
+        if lines:
+            for idx, turn in enumerate(script):
+                s.add(
+                    TranscriptSegment(
+                        footage_id=footage_id,
+                        idx=idx,
+                        start_ts=ORIGIN[name] + turn.start,
+                        end_ts=ORIGIN[name] + turn.end,
+                        text=turn.speaker,
+                    )
+                )
+            s.flush()
+        people.store_footage(s, footage_id, diarization)
+        people.relabel(s)
+    return footage_id
+
+
+@pytest.fixture
+def day(store, heard):
+    ids = {name: _footage(store, heard, name) for name in (NEXT_DAY, ALONE, HOME)}  # the order ingest runs: newest first
+    return store, ids
+
+
+def _voice_of_lines(store, footage_id: int) -> dict[str, int | None]:
+    """Each person's voice in a footage: the one most of their lines got (the diarizer errs on a few)."""
+    with store.session() as s:
+        heard: dict[str, Counter] = {}
+        for line in s.scalars(select(TranscriptSegment).where(TranscriptSegment.footage_id == footage_id)):
+            heard.setdefault(line.text, Counter())[line.voice_id] += line.end_ts - line.start_ts
+        return {person: votes.most_common(1)[0][0] for person, votes in heard.items()}
+
+
+def _snapshot(store) -> tuple:
+    with store.session() as s:
+        return (
+            s.execute(select(Voice.id, Voice.name, Voice.centroid, Voice.count, Voice.wearer).order_by(Voice.id)).all(),
+            s.execute(select(VoiceAppearance.voice_id, VoiceAppearance.footage_id).order_by(VoiceAppearance.id)).all(),
+            s.execute(select(SpeechTurn.footage_id, SpeechTurn.voice_id, SpeechTurn.start_ts).order_by(SpeechTurn.id)).all(),
+            s.execute(select(TranscriptSegment.id, TranscriptSegment.voice_id, TranscriptSegment.speaker)).all(),
+        )
+
+
+def test_voices_are_matched_across_footage_and_the_wearer_is_me(day):
+    store, ids = day
+    home, alone, next_day = (_voice_of_lines(store, ids[n]) for n in (HOME, ALONE, NEXT_DAY))
+    wearer, sam = home["wearer"], home["Sam"]
+    assert wearer is not None and sam is not None and wearer != sam  # two people, two voices
+    assert alone["wearer"] == wearer and next_day["wearer"] == wearer
+    assert next_day["Sam"] == sam  # the next morning's Sam is the voice of the first morning
+    with store.session() as s:
+        voices = {v.id: v for v in s.scalars(select(Voice))}
+        [me] = [v for v in voices.values() if v.wearer]
+        assert me.id == wearer and me.count == 3
+        assert voices[sam].count >= 2
+        centroid = np.frombuffer(me.centroid, np.float32)
+        assert centroid.shape == (256,) and np.linalg.norm(centroid) == pytest.approx(1.0, abs=1e-5)
+        labels = {(line.voice_id, line.speaker) for line in s.scalars(select(TranscriptSegment))}
+    assert (wearer, "me") in labels and (sam, "") in labels  # an unnamed voice shows no label in memory text
+    assert all(label == ("me" if voice == wearer else "") for voice, label in labels)
+
+
+def test_storing_a_footage_again_replaces_its_turns(day, heard):
+    store, ids = day
+    before = _snapshot(store)
+    with store.session() as s:
+        people.store_footage(s, ids[HOME], heard[HOME][0])
+        assert people.relabel(s) == {}
+    after = _snapshot(store)
+    assert [(v.id, v.name, v.count, v.wearer) for v in after[0]] == [(v.id, v.name, v.count, v.wearer) for v in before[0]]
+    for new, old in zip(after[0], before[0]):  # the same sums in another order
+        assert np.allclose(np.frombuffer(new.centroid, np.float32), np.frombuffer(old.centroid, np.float32), atol=1e-6)
+    assert sorted(after[1]) == sorted(before[1]) and sorted(after[2]) == sorted(before[2]) and after[3] == before[3]
+
+
+def test_naming_a_voice_labels_its_lines(day):
+    store, ids = day
+    sam = _voice_of_lines(store, ids[HOME])["Sam"]
+    with store.session() as s:
+        changed = people.rename(s, sam, "  Sam   Okafor ")
+    assert set(changed) == {ids[HOME], ids[NEXT_DAY]}  # only the footage whose lines changed
+    with store.session() as s:
+        assert {line.speaker for line in s.scalars(select(TranscriptSegment).where(TranscriptSegment.text == "Sam"))} == {
+            "Sam Okafor"
+        }
+        [info] = [v for v in people.voices(s) if v.id == sam]
+    assert (info.label, info.me, info.footage) == ("Sam Okafor", False, 2) and info.seconds > 5
+
+
+def test_refusals_change_nothing(day):
+    store, ids = day
+    sam = _voice_of_lines(store, ids[HOME])["Sam"]
+    me = _voice_of_lines(store, ids[HOME])["wearer"]
+    with store.session() as s:
+        people.rename(s, me, "Alex")
+    before = _snapshot(store)
+    attempts = [
+        (lambda s: people.rename(s, 9999, "Ann"), "no voice 9999"),
+        (lambda s: people.rename(s, sam, "   "), "cannot be empty"),
+        (lambda s: people.rename(s, sam, "Me"), "wearer"),
+        (lambda s: people.rename(s, sam, "Sam: hi"), "colon"),
+        (lambda s: people.rename(s, sam, "x" * 81), "at most 80"),
+        (lambda s: people.rename(s, sam, "alex"), f"voice {me} is already called"),
+        (lambda s: people.merge(s, sam, sam), "with itself"),
+        (lambda s: people.merge(s, sam, 9999), "no voice 9999"),
+        (lambda s: people.forget_voice(s, 9999), "no voice 9999"),
+    ]
+    for attempt, reason in attempts:
+        with pytest.raises(PeopleError, match=reason):
+            with store.session() as s:
+                attempt(s)
+    assert _snapshot(store) == before
+
+
+def test_merging_moves_turns_lines_and_appearances(day):
+    store, ids = day
+    sam = _voice_of_lines(store, ids[HOME])["Sam"]
+    me = _voice_of_lines(store, ids[HOME])["wearer"]
+    with store.session() as s:
+        people.rename(s, sam, "Sam")
+        changed = people.merge(s, me, sam)  # say the person says they are one voice
+    assert set(changed) == {ids[HOME], ids[NEXT_DAY]}
+    with store.session() as s:
+        assert s.get(Voice, sam) is None
+        keep = s.get_one(Voice, me)
+        assert (keep.name, keep.count, keep.wearer) == ("Sam", 3, True)
+        assert not s.scalars(select(SpeechTurn).where(SpeechTurn.voice_id == sam)).all()
+        appearances = s.execute(select(VoiceAppearance.footage_id).where(VoiceAppearance.voice_id == me)).scalars().all()
+        assert sorted(appearances) == sorted(ids.values())  # one appearance per footage: two clusters combined
+        assert not s.scalars(select(TranscriptSegment).where(TranscriptSegment.voice_id == sam)).all()
+        assert {line.speaker for line in s.scalars(select(TranscriptSegment).where(TranscriptSegment.voice_id == me))} == {"me"}
+
+
+def test_forgetting_a_voice_keeps_its_words_unattributed(day):
+    store, ids = day
+    sam = _voice_of_lines(store, ids[HOME])["Sam"]
+    with store.session() as s:
+        people.rename(s, sam, "Sam")
+        turns = len(s.scalars(select(SpeechTurn).where(SpeechTurn.voice_id == sam)).all())
+        changed = people.forget_voice(s, sam)
+    assert set(changed) == {ids[HOME], ids[NEXT_DAY]}
+    with store.session() as s:
+        assert s.get(Voice, sam) is None
+        assert not s.scalars(select(VoiceAppearance).where(VoiceAppearance.voice_id == sam)).all()
+        assert len(s.scalars(select(SpeechTurn).where(SpeechTurn.voice_id.is_(None))).all()) == turns
+        lines = s.scalars(select(TranscriptSegment).where(TranscriptSegment.text == "Sam")).all()
+        assert lines and all((line.speaker, line.voice_id) == ("", None) for line in lines)
+
+
+def test_a_footage_without_speech_has_no_turns_and_keeps_imported_speakers(store, heard):
+    silence = dz.Diarizer(dz.VoiceEncoder(locate("voice"), threads=1)).diarize(np.zeros(dz.SAMPLE_RATE * 3, np.float32))
+    assert silence.turns == [] and silence.clusters == []
+    footage_id = add_footage(store, "quiet", start=ORIGIN[HOME], duration=3.0)
+    with store.session() as s:
+        s.add(
+            TranscriptSegment(
+                footage_id=footage_id, idx=0, start_ts=ORIGIN[HOME], end_ts=ORIGIN[HOME] + 2, text="Hi", speaker="Ana"
+            )
+        )
+        s.flush()
+        assert people.store_footage(s, footage_id, silence) == 0
+        assert people.relabel(s) == {}
+    with store.session() as s:
+        assert s.scalars(select(Voice)).all() == []
+        [line] = s.scalars(select(TranscriptSegment)).all()
+        assert (line.speaker, line.voice_id) == ("Ana", None)  # an imported speaker is the file's, not a voice
+
+
+def test_migration_6_adds_the_tables_and_a_speakers_job_for_transcribed_footage(tmp_path):
+    engine = create_engine(f"sqlite:///{tmp_path / 'old.sqlite'}")
+    event.listen(engine, "connect", lambda c, _r: c.execute("PRAGMA foreign_keys=ON"))
+    with engine.begin() as conn:
+        MIGRATIONS[0](conn)  # a version-5 library made before these tables existed
+        table = conn.execute(text("SELECT sql FROM sqlite_master WHERE name = 'transcript_segment'")).scalar_one()
+        lines = [line for line in table.split("\n") if "voice_id" not in line]
+        lines[-2] = lines[-2].rstrip().rstrip(",")  # the constraint before the dropped lines ends the list
+        for statement in ("DROP INDEX ix_transcript_segment_voice_id", "DROP TABLE transcript_segment", "\n".join(lines)):
+            conn.execute(text(statement))
+        conn.execute(text("CREATE INDEX ix_segment_time ON transcript_segment (start_ts, end_ts)"))
+        for table in ("speech_turn", "voice_appearance", "voice"):
+            conn.execute(text(f"DROP TABLE {table}"))
+        for step in MIGRATIONS[1:5]:
+            step(conn)
+        conn.execute(text("PRAGMA user_version=5"))
+        conn.execute(
+            insert(Footage), [{"id": 1, "content_hash": "a", "path": "/a.mp4"}, {"id": 2, "content_hash": "b", "path": "/b.srt"}]
+        )
+        conn.execute(
+            insert(Job), [{"footage_id": 1, "stage": "asr", "state": "done"}, {"footage_id": 2, "stage": "text", "state": "done"}]
+        )
+    assert migrate(engine) == 6 and migrate(engine) == 6
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT footage_id, state FROM job WHERE stage = 'speakers'")).all() == [(1, "pending")]
+        assert "voice_id" in {row[1] for row in conn.execute(text("PRAGMA table_info(transcript_segment)"))}
+        assert conn.execute(text("SELECT count(*) FROM voice")).scalar_one() == 0
+    engine.dispose()
+
+
+def test_forgetting_footage_recomputes_the_voices_it_shaped(day, lib_paths):
+    from egodesk.memory.forget import forget
+    from egodesk.memory.indices import IndexManager
+
+    store, ids = day
+    sam = _voice_of_lines(store, ids[HOME])["Sam"]
+    me = _voice_of_lines(store, ids[HOME])["wearer"]
+    with store.session() as s:
+        before = np.frombuffer(s.get_one(Voice, me).centroid, np.float32).copy()
+    indices = IndexManager(store, lib_paths.indices)
+    forget(store, indices, lib_paths, ids[HOME])
+    with store.session() as s:
+        wearer = s.get_one(Voice, me)
+        assert (wearer.count, wearer.wearer, s.get_one(Voice, sam).count) == (2, True, 1)
+        assert not np.allclose(np.frombuffer(wearer.centroid, np.float32), before)  # the print no longer holds that footage
+    forget(store, indices, lib_paths, ids[NEXT_DAY])
+    with store.session() as s:
+        assert s.get(Voice, sam) is None  # an unnamed voice heard nowhere else goes with its footage
+        assert s.get_one(Voice, me).count == 1
