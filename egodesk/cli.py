@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true")
     doctor.set_defaults(func=_cmd_doctor)
 
-    from egodesk.commands import ask, correct, ingest, keep, memory, search, watch
+    from egodesk.commands import ask, correct, ingest, keep, memory, people, search, watch
 
     ingest.register(sub)
     watch.register(sub)
@@ -96,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.register(sub)
     keep.register(sub)
     correct.register(sub)
+    people.register(sub)
     return parser
 
 

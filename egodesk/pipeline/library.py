@@ -23,9 +23,11 @@ from egodesk.media.export import ExportReport, export_range
 from egodesk.memory import corrections, keep
 from egodesk.memory.corrections import CorrectedLine
 from egodesk.memory.keep import KeepError, KeptMoment
+from egodesk.memory.people import VoiceInfo
 from egodesk.memory.speech import lines_between
 from egodesk.memory.store import Caption, Clip, Footage, Job, Keyframe, Store, TranscriptSegment
 from egodesk.perception.ocr import TEXT_BREAK, screen_texts
+from egodesk.pipeline import speakers
 from egodesk.pipeline.asking import question_in_flight
 from egodesk.pipeline.engines import Engines
 from egodesk.pipeline.ingest import PIPELINE_STAGES, AddReport, add_paths
@@ -427,6 +429,33 @@ class Library:
             origin, path = footage.start_ts, footage.path
             lines = [(a - origin, b - origin, line) for a, b, line in lines_between(session, footage_id, start, end)]
         return export_range(path, start - origin, min(end, footage.end_ts) - origin, out, lines, overwrite)
+
+    # --- people: who said it (`pipeline.speakers`, `memory.people`) -----------------------------
+    def voices(self) -> list[VoiceInfo]:
+        """Every voice heard, the wearer's ("me") first, each with its footage count and speech seconds."""
+        return speakers.list_voices(self.store)
+
+    def voice_samples(self, per_voice: int = 3) -> dict[int, list[tuple[int, float, float]]]:
+        """Each voice's longest turns (footage id, wall-clock start, end): what to listen to before naming it."""
+        return speakers.voice_samples(self.store, per_voice)
+
+    def name_voice(self, voice_id: int, name: str) -> VoiceInfo:
+        """Name a voice; its lines, their clips' captions and memories say the name from now on."""
+        return self._voices_changed(speakers.name_voice(self.store, self.engines, voice_id, name))
+
+    def merge_voices(self, into: int, other: int) -> VoiceInfo:
+        """Make voice `other` part of voice `into` (one person heard as two)."""
+        return self._voices_changed(speakers.merge_voices(self.store, self.engines, into, other))
+
+    def forget_voice(self, voice_id: int) -> int:
+        """Delete a person's voice print and name from the library (`speakers.forget_person`); their words
+        stay as unnamed speech. The number of lines that lost their speaker."""
+        return self._voices_changed(speakers.forget_person(self.store, self.engines, voice_id))
+
+    def _voices_changed(self, result):
+        if "memory" in self.__dict__:  # this library's retrieval caches: its next question reads the change
+            self.memory.units_changed()
+        return result
 
     # --- memory -------------------------------------------------------------------------------
     def forget(self, footage_id: int, start: float | None = None, end: float | None = None):
