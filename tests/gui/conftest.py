@@ -30,14 +30,20 @@ def video_library(library):
     lib.close()
 
 
-@pytest.fixture
-def window(qtbot, video_library):
+def open_window(qtbot, library):
+    """The real main window on `library`, shown (closed by the test's fixture, or with the qtbot)."""
     from egodesk.gui.main_window import MainWindow
 
-    win = MainWindow(video_library)
+    win = MainWindow(library)
     qtbot.addWidget(win)
     win.show()
     qtbot.waitExposed(win)
+    return win
+
+
+@pytest.fixture
+def window(qtbot, video_library):
+    win = open_window(qtbot, video_library)
     qtbot.waitUntil(lambda: win.reads.idle)  # the footage list is read off the GUI thread
     yield win
     win.close()

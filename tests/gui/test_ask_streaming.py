@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 
 from egodesk.gui.main_window import MainWindow
 from egodesk.pipeline.library import Library
+from tests.gui.conftest import open_window
 
 ANSWER_MS = 240_000
 SHORT_PAUSE_S = 2.0  # a glance over the question before pressing Enter
@@ -90,10 +91,7 @@ def ask_by_typing(qtbot, window: MainWindow, question: str, pause: bool | float 
 
 @pytest.fixture
 def day_window(qtbot, day_library):
-    window = MainWindow(day_library)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
+    window = open_window(qtbot, day_library)
     yield window
     window.close()
 
@@ -127,10 +125,7 @@ def test_asking_while_the_question_is_read_ahead_stops_the_read_and_keeps_the_lo
 @pytest.mark.slow
 def test_first_words_with_the_default_model(qtbot, day_library, monkeypatch):
     monkeypatch.setenv("EGODESK_LLM_MODEL", "llm-quality")
-    window = MainWindow(Library(day_library.paths.root))
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
+    window = open_window(qtbot, Library(day_library.paths.root))
     try:
         first = ask_by_typing(qtbot, window, "What time does Tom's flight land?")
         words_s = window.ask_panel.first_words_s

@@ -12,10 +12,10 @@ import pytest
 from PySide6.QtCore import Qt
 
 from egodesk.gui.evidence import EvidenceChip, chip_name
-from egodesk.gui.main_window import MainWindow
 from egodesk.gui.stall import StallMeter
 from egodesk.pipeline.library import Library
 from tests.conftest import ffmpeg
+from tests.gui.conftest import open_window
 
 INDEX_MS = 240_000
 ANSWER_MS = 240_000
@@ -35,10 +35,7 @@ def empty_window(qtbot, library, monkeypatch):
             return _real(*args, **kwargs)
 
         monkeypatch.setattr(lib, name, spy)
-    win = MainWindow(lib)
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
+    win = open_window(qtbot, lib)
     yield win
     win.close()
     lib.close()
