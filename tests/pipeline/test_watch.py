@@ -118,11 +118,18 @@ def test_a_bad_file_is_reported_once_and_tried_again_when_it_changes(setup, clip
     assert [Path(p).name for p, _ in watcher.scan().added] == ["cut.mp4"]
 
 
-def test_a_removed_file_is_noticed_and_its_footage_kept(setup, clips):
-    library, folder, watcher = setup
-    shutil.copy(clips[0], folder / "a.mp4")
+def found(watcher, clip: Path, dest: Path) -> int:
+    """`clip` copied into the watched folder at `dest` and imported (a file is taken at its second
+    scan, once it stopped growing): its footage id."""
+    shutil.copy(clip, dest)
     watcher.scan()
     [(_, footage_id)] = watcher.scan().added
+    return footage_id
+
+
+def test_a_removed_file_is_noticed_and_its_footage_kept(setup, clips):
+    library, folder, watcher = setup
+    footage_id = found(watcher, clips[0], folder / "a.mp4")
     (folder / "a.mp4").unlink()
     report = watcher.scan()
     assert report.missing == [(str((folder / "a.mp4").resolve()), footage_id)]
@@ -133,9 +140,7 @@ def test_a_removed_file_is_noticed_and_its_footage_kept(setup, clips):
 
 def test_a_moved_file_brings_its_footage_along(setup, clips):
     library, folder, watcher = setup
-    shutil.copy(clips[0], folder / "a.mp4")
-    watcher.scan()
-    [(_, footage_id)] = watcher.scan().added
+    footage_id = found(watcher, clips[0], folder / "a.mp4")
     (folder / "sorted").mkdir()
     (folder / "a.mp4").rename(folder / "sorted" / "a.mp4")
     watcher.scan()
