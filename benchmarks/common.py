@@ -102,6 +102,19 @@ def add_output_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", help="also write the figures to this JSON file")
 
 
+def add_embedder_args(parser: argparse.ArgumentParser) -> None:
+    """The text embedder a retrieval benchmark loads (`--embedder`, a manifest role) and its `--threads`."""
+    from egodesk.perception.embedder import DEFAULT_MODEL, MODEL_ID_OF_ROLE
+
+    parser.add_argument(
+        "--embedder",
+        choices=list(MODEL_ID_OF_ROLE),
+        default=DEFAULT_MODEL,
+        help="manifest role of the text embedder (default: %(default)s)",
+    )
+    parser.add_argument("--threads", type=int, default=2, help="embedder threads (1 on a busy machine: llama.cpp threads spin)")
+
+
 def write_figures(path: str | os.PathLike, figures: Iterable[Figure], seconds: float) -> None:
     Path(path).write_text(
         json.dumps({"seconds": round(seconds, 2), "figures": [asdict(f) for f in figures]}, indent=1), encoding="utf-8"

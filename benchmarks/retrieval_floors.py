@@ -18,12 +18,13 @@ import json
 
 import bm25s
 import numpy as np
+from common import add_embedder_args
 
 from egodesk.core.settings import Settings
 from egodesk.eval.benchmark import load_benchmark
 from egodesk.eval.metrics import hit_at_k, recall_at_k
 from egodesk.eval.runner import open_library
-from egodesk.perception.embedder import DEFAULT_MODEL, MODEL_ID_OF_ROLE, make_embedder
+from egodesk.perception.embedder import make_embedder
 from egodesk.retrieval.base import Memory, Query
 from egodesk.retrieval.fusion import rrf
 from egodesk.retrieval.registry import make_strategy
@@ -45,13 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("benchmark")
     parser.add_argument("reports", nargs="*")
     parser.add_argument("--limit", type=int)
-    parser.add_argument(
-        "--embedder",
-        choices=list(MODEL_ID_OF_ROLE),
-        default=DEFAULT_MODEL,
-        help="manifest role of the text embedder (default: %(default)s)",
-    )
-    parser.add_argument("--threads", type=int, default=2, help="embedder threads (1 on a busy machine: llama.cpp threads spin)")
+    add_embedder_args(parser)
     args = parser.parse_intermixed_args(argv)
     bench = load_benchmark(args.benchmark, args.limit)
     embedder = make_embedder(threads=args.threads, model=args.embedder)

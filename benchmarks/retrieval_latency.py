@@ -22,11 +22,11 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
-from common import IMPRINT_LATENCY_MS, Report, add_output_args, cache_dir, p50_p95, timed_ms
+from common import IMPRINT_LATENCY_MS, Report, add_embedder_args, add_output_args, cache_dir, p50_p95, timed_ms
 from synthetic import DAY0, LAYOUT_VERSION, asked_at, day_title, days_for, open_library
 
 from egodesk.core.timeutil import to_ts
-from egodesk.perception.embedder import DEFAULT_MODEL, MODEL_ID_OF_ROLE, make_embedder
+from egodesk.perception.embedder import make_embedder
 from egodesk.retrieval.base import Memory, Query
 from egodesk.retrieval.registry import make_strategy
 
@@ -103,13 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", help="units per library, comma separated (default 10000,100000,1000000)")
     parser.add_argument("--queries", type=int, help="questions per strategy and size (default 100; quick 30)")
     parser.add_argument("--strategies", default=STRATEGIES)
-    parser.add_argument(
-        "--embedder",
-        choices=list(MODEL_ID_OF_ROLE),
-        default=DEFAULT_MODEL,
-        help="manifest role of the text embedder (default: %(default)s)",
-    )
-    parser.add_argument("--threads", type=int, default=2, help="embedder threads (1 on a busy machine: llama.cpp threads spin)")
+    add_embedder_args(parser)
     parser.add_argument("--cache", type=Path, help="folder for the synthetic libraries (default: the user cache)")
     add_output_args(parser)
     args = parser.parse_args(argv)
