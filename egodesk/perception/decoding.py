@@ -1,14 +1,15 @@
-"""Token by token decoding for a local model (llama.cpp): the JSON schema as a grammar asked about the
-token the model picks, the next token's pick, drafts of what a reply goes on with (prompt lookup
-decoding), a looping reply caught, and the reply's text as its tokens come."""
+"""Token by token decoding for a local model: the next token's pick (held to the JSON schema's grammar,
+`llama_engine.Grammar`), drafts of what a reply goes on with (prompt lookup decoding), a looping reply
+caught, and the reply's text as its tokens come. No llama-cpp-python here: that is `llama_engine`'s."""
 
 from __future__ import annotations
 
 import codecs
-import ctypes
-import json
-import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from egodesk.perception.llama_engine import Grammar
 
 TOP_K = 40  # a sampled reply (a retry at temperature > 0) picks among this many likeliest tokens
 # A small model may loop, writing one block of tokens again and again until its budget runs out (the
@@ -64,55 +65,6 @@ class Drafts:
             if (at := self.after.get(tuple(self.tokens[-n:]))) is not None:
                 return self.tokens[at : at + min(DRAFT_TOKENS, room)]
         return []
-
-
-class Grammar:
-    """A JSON schema as a llama.cpp grammar, asked token by token. llama-cpp-python's sampler applies
-    the grammar to the whole vocabulary (~150k tokens for Qwen) at every step; a greedy reply asks it
-    only about the token it would pick, almost always allowed, and pays for the whole vocabulary only
-    when that token is refused. Same reply, ~12% less time for a 1.5B model's records batch."""
-
-    def __init__(self, llama, schema: dict):
-        import llama_cpp
-        from llama_cpp.llama_grammar import LLAMA_GRAMMAR_DEFAULT_ROOT, json_schema_to_gbnf
-
-        rules = json_schema_to_gbnf(json.dumps(schema))
-        vocab = llama_cpp.llama_model_get_vocab(llama.model)
-        self._sampler = llama_cpp.llama_sampler_init_grammar(vocab, rules.encode(), LLAMA_GRAMMAR_DEFAULT_ROOT.encode())
-        if not self._sampler:
-            raise ValueError("the JSON schema could not be made into a grammar")
-        self._one = (llama_cpp.llama_token_data * 1)()
-
-    def _apply(self, data, size: int) -> None:
-        import llama_cpp
-
-        candidates = llama_cpp.llama_token_data_array(data=data, size=size, selected=-1, sorted=False)
-        llama_cpp.llama_sampler_apply(self._sampler, ctypes.byref(candidates))
-
-    def allows(self, token: int) -> bool:
-        self._one[0].id, self._one[0].logit, self._one[0].p = token, 0.0, 0.0
-        self._apply(self._one, 1)
-        return math.isfinite(self._one[0].logit)
-
-    def mask(self, logits):
-        """The logits with every token the grammar refuses now at -inf."""
-        import llama_cpp
-        import numpy as np
-
-        table = np.zeros(logits.size, dtype=[("id", np.int32), ("logit", np.float32), ("p", np.float32)])
-        table["id"], table["logit"] = np.arange(logits.size), logits
-        self._apply((llama_cpp.llama_token_data * logits.size).from_buffer(table), logits.size)
-        return table["logit"]
-
-    def accept(self, token: int) -> None:
-        import llama_cpp
-
-        llama_cpp.llama_sampler_accept(self._sampler, token)
-
-    def close(self) -> None:
-        import llama_cpp
-
-        llama_cpp.llama_sampler_free(self._sampler)
 
 
 def pick(logits, temperature: float, grammar: Grammar | None, rng) -> int:
