@@ -38,7 +38,8 @@ log = logging.getLogger(__name__)
 
 POLL_MS = 40
 CANCEL_GRACE_S = 3.0  # after asking an op to stop, how long before the process is ended
-KILL_WAIT_S = 0.2  # how long closing waits for a killed process to be gone
+KILL_WAIT_S = 0.2  # how long a task's end waits for its killed process to be gone
+GONE_POLL_MS = 5  # how often it looks
 _SPAWN = multiprocessing.get_context("spawn")
 
 
@@ -81,17 +82,23 @@ class _Worker:
             except (queue_module.Empty, EOFError, OSError, ValueError):
                 return messages
 
-    def close(self) -> None:
-        """End the process and let go of the queues. Waits at most KILL_WAIT_S for the killed process
-        to be gone, so that what it held (an import's writer lock on the library) is free when the
-        listeners hear of the end; a SIGKILLed process is gone within milliseconds."""
+    def kill(self) -> None:
+        """End the process (and whatever it started) without waiting for it to be gone."""
         self.closed = True
         if self.alive():
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)  # it and whatever it started
             except (AttributeError, ProcessLookupError, PermissionError):
                 self.process.kill()  # not yet its own group leader, or not POSIX
-            self.process.join(KILL_WAIT_S)
+
+    def gone(self) -> bool:
+        """The process has exited and been reaped (a non-blocking check)."""
+        return not self.alive()
+
+    def close(self) -> None:
+        """End the process and let go of the queues, at once: nothing here waits for the process to be gone
+        (`Task` checks that without blocking, see `Task._end`)."""
+        self.kill()
         for channel in (self.events, self.requests):
             if channel is not None:
                 channel.close()
@@ -119,6 +126,9 @@ class Task(QObject):
         self.worker = worker
         self._op, self._args, self._kwargs = op, args, kwargs
         self._cancel_deadline: float | None = None
+        self._outcome: tuple[str, str, Any] = ("", "", None)  # what `_end` decided, told once the process is gone
+        self._gone_by = 0.0
+        self._ended = False  # `_end` ran: no message is handled any more
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_MS)
         self._timer.timeout.connect(self._poll)
@@ -145,7 +155,7 @@ class Task(QObject):
             self.cancelled.emit("cancelled")
             self.finished.emit()
             return
-        if not self.running:
+        if not self.running or self._ended:
             return
         self.worker.stop.set()
         if grace_s <= 0:
@@ -156,12 +166,12 @@ class Task(QObject):
     def _poll(self) -> None:
         for message in self.worker.drain():
             self._handle(message)
-            if not self.running:
+            if self._ended:
                 return
         if not self.worker.alive():
             for message in self.worker.drain():  # what it sent just before it exited
                 self._handle(message)
-                if not self.running:
+                if self._ended:
                     return
             code = self.worker.process.exitcode
             self._end("failed", f"the worker process stopped unexpectedly (exit code {code}); see Help > Show logs")
@@ -190,12 +200,41 @@ class Task(QObject):
             self._end("cancelled", message[1])
 
     def _end(self, state: str, message: str = "", result: Any = None) -> None:
-        """Stop polling, release the worker (a one-op or broken one is ended), tell the listeners once."""
+        """Stop polling, release the worker (a one-op or broken one is ended), tell the listeners once.
+
+        An ended process is killed, and the listeners hear of the end once it is gone (at most
+        KILL_WAIT_S later), so that what it held (an import's writer lock on the library) is free by
+        then. The wait is checked every GONE_POLL_MS on the GUI thread's timer, never blocked on:
+        `Process.join` there froze the window for up to KILL_WAIT_S at the end of every import."""
+        self._ended = True
         self._timer.stop()
-        self.state, self.error = state, message
+        self._timer.timeout.disconnect(self._poll)
         self.worker.busy = False
+        self._outcome = (state, message, result)
         if not self.worker.persistent or state == "cancelled" or not self.worker.alive():
             self.worker.close()
+            if not self.worker.gone():
+                self._gone_by = time.monotonic() + KILL_WAIT_S
+                self._timer.timeout.connect(self._await_exit)
+                self._timer.setInterval(GONE_POLL_MS)
+                self._timer.start()
+                return
+        self._announce()
+
+    def _await_exit(self) -> None:
+        if self.worker.gone() or time.monotonic() >= self._gone_by:
+            self.announce_now()
+
+    def announce_now(self) -> None:
+        """Tell the listeners of an end decided but still waiting for the process to be gone, now (the
+        window is closing: nothing waits on the process)."""
+        if self._ended and self.state in ("pending", "running"):
+            self._timer.stop()
+            self._announce()
+
+    def _announce(self) -> None:
+        state, message, result = self._outcome
+        self.state, self.error = state, message
         if state == "done":
             self.succeeded.emit(result)
         elif state == "failed":
@@ -274,6 +313,7 @@ class TaskRunner(QObject):
         """End every worker at once (the window is closing: nothing waits on them)."""
         for task in list(self.tasks):
             task.cancel(grace_s=0)
+            task.announce_now()
         if self._warm is not None:
             self._warm.close()
             self._warm = None
