@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,28 +130,22 @@ class LocalLLM:
         else:
             self._eval_prompt(prompt)
             # Always streamed: one path, and the caller may watch the reply grow.
-            text, reply, ended = self._shaped_reply(prompt, min(max_tokens, room), temperature, schema, on_text, guide=guide)
+            with self._grammar(schema) as grammar:
+                text, reply, ended = self._reply(prompt, min(max_tokens, room), temperature, grammar, on_text, guide=guide)
             final = ended and temperature <= 0.0
         self._written = [*self._written[-(RECENT_REPLIES - 1) :], _Written(prompt, reply, schema, final)]
         return text, len(prompt)
 
-    def _shaped_reply(
-        self,
-        prompt: list[int],
-        max_tokens: int,
-        temperature: float,
-        schema: dict | None,
-        on_text: Sink = None,
-        should_stop: StopAsk = None,
-        guide: list[int] | None = None,
-    ) -> tuple[str, list[int], bool]:
-        """`_reply`, held to `schema` (a grammar) when there is one."""
+    @contextmanager
+    def _grammar(self, schema: Schema) -> Iterator[Grammar | None]:
+        """`schema` as a grammar for one reply (None without one), freed after it: llama.cpp's sampler
+        is native memory."""
         try:
             grammar = self._engine.grammar(schema) if schema is not None else None
         except ValueError as exc:
             raise LLMError(str(exc)) from exc
         try:
-            return self._reply(prompt, max_tokens, temperature, grammar, on_text, should_stop, guide)
+            yield grammar
         finally:
             if grammar is not None:
                 grammar.close()
@@ -235,7 +231,8 @@ class LocalLLM:
         self._eval_prompt(prompt, should_stop)
         if max_tokens <= 0 or (should_stop is not None and should_stop()):
             return
-        _, reply, ended = self._shaped_reply(prompt, min(max_tokens, room), 0.0, schema, should_stop=should_stop)
+        with self._grammar(schema) as grammar:
+            _, reply, ended = self._reply(prompt, min(max_tokens, room), 0.0, grammar, should_stop=should_stop)
         self._ahead = _Written(prompt, reply, schema, ended)
 
     def _kept_head(self, prompt: list[int]) -> _Kept | None:
