@@ -1,7 +1,9 @@
 """`egodesk people`: the voices heard in the library, from the terminal.
 
-`egodesk people list [--json]` shows each voice (id, name or "Voice N", "me" for the wearer's own, how
-many footage it is heard in, its speech in seconds); `egodesk people name ID NAME` names one,
+`egodesk people list [--json]` shows each voice (id, name or "Voice N", "me" for the one you said is
+yours and "me?" for the library's guess of it, how many footage it is heard in, its speech in seconds);
+`egodesk people me ID` says a voice is yours (its lines then say "me"), `egodesk people name ID NAME`
+names one,
 `egodesk people merge A B` makes B part of A (one person heard as two), `egodesk people forget ID` deletes
 a person's voice print and name (their words stay, unattributed). A refused change is told on stderr with
 its reason (exit status 2) and changes nothing (`memory.people` says the rules).
@@ -16,7 +18,7 @@ from dataclasses import asdict
 
 
 def _row(v) -> str:
-    me = "me" if v.me else "  "
+    me = ("me " if v.me_said else "me?") if v.me else "   "
     return f"{v.id:<4} {me} {v.label:<24} {v.footage:>4} footage {v.seconds:>9.1f} s"
 
 
@@ -39,6 +41,12 @@ def cmd_people(args: argparse.Namespace) -> int:
                 print("error: say which voice and its name: egodesk people name ID NAME", file=sys.stderr)
                 return 2
             print(_row(library.name_voice(_id(args.args[0]), " ".join(args.args[1:]))))
+            return 0
+        if args.action == "me":
+            if len(args.args) != 1:
+                print("error: say which voice is yours: egodesk people me ID", file=sys.stderr)
+                return 2
+            print(_row(library.claim_voice(_id(args.args[0]))))
             return 0
         if args.action == "merge":
             if len(args.args) != 2:
@@ -68,7 +76,7 @@ def _id(text: str) -> int:
 
 def register(sub) -> None:
     p = sub.add_parser("people", help="the voices heard: list, name, merge or forget them")
-    p.add_argument("action", choices=["list", "name", "merge", "forget"], nargs="?", default="list")
-    p.add_argument("args", nargs="*", help="name: ID NAME; merge: A B (B into A); forget: ID")
+    p.add_argument("action", choices=["list", "me", "name", "merge", "forget"], nargs="?", default="list")
+    p.add_argument("args", nargs="*", help="me: ID (your own voice); name: ID NAME; merge: A B (B into A); forget: ID")
     p.add_argument("--json", action="store_true", help="with list: as JSON")
     p.set_defaults(func=cmd_people)

@@ -5,7 +5,8 @@ new one it finds them there and does nothing); version 3 adds the search-as-you-
 (`textsearch`) and fills it from what is stored; version 4 adds the kept moments (`keep`: stars and notes)
 and the notes' rows in that index; version 5 adds the person's corrections of misheard lines (`corrections`);
 version 6 adds the voices and speech turns (`people`), a transcript line's voice, and a pending `speakers`
-job for each footage transcribed before it, so `egodesk resume` finds who spoke there."""
+job for each footage transcribed before it, so `egodesk resume` finds who spoke there; version 7 adds
+whether a person said a voice is theirs (`voice.wearer_said`)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,13 @@ def _v6_people(conn: Connection) -> None:
     )
 
 
+def _v7_wearer_said(conn: Connection) -> None:
+    """The voice's `wearer_said` (a new library has it from version 1)."""
+    columns = {row[1] for row in conn.execute(text("PRAGMA table_info(voice)"))}
+    if "wearer_said" not in columns:
+        conn.execute(text("ALTER TABLE voice ADD COLUMN wearer_said BOOLEAN NOT NULL DEFAULT 0"))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_create,
     record_tables.create_tables,
@@ -58,6 +66,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _v4_kept_moments,
     _v5_corrections,
     _v6_people,
+    _v7_wearer_said,
 ]
 
 

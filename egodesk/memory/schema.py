@@ -243,6 +243,8 @@ class Voice(Base):
     seconds: Mapped[float] = mapped_column(Float, default=0.0)  # the speech its centroid averages
     count: Mapped[int] = mapped_column(Integer, default=0)  # footage it is heard in
     wearer: Mapped[bool] = mapped_column(Boolean, default=False)
+    # A person said this voice is theirs ("This is me"); until then `wearer` is only the library's guess.
+    wearer_said: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class VoiceAppearance(Base):

@@ -443,6 +443,10 @@ class Library:
         """Name a voice; its lines, their clips' captions and memories say the name from now on."""
         return self._voices_changed(speakers.name_voice(self.store, self.engines, voice_id, name))
 
+    def claim_voice(self, voice_id: int) -> VoiceInfo:
+        """The person says this voice is theirs: its lines say "me" from now on (`people.claim`)."""
+        return self._voices_changed(speakers.claim_voice(self.store, self.engines, voice_id))
+
     def merge_voices(self, into: int, other: int) -> VoiceInfo:
         """Make voice `other` part of voice `into` (one person heard as two)."""
         return self._voices_changed(speakers.merge_voices(self.store, self.engines, into, other))

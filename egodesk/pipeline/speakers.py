@@ -121,6 +121,13 @@ def name_voice(store: Store, engines: Engines, voice_id: int, name: str) -> Voic
     return _info(store, voice_id)
 
 
+def claim_voice(store: Store, engines: Engines, voice_id: int) -> VoiceInfo:
+    with store.session() as session:
+        changed = people.claim(session, voice_id)
+    refresh_memory(store, engines, changed)
+    return _info(store, voice_id)
+
+
 def merge_voices(store: Store, engines: Engines, into: int, other: int) -> VoiceInfo:
     with store.session() as session:
         changed = people.merge(session, into, other)

@@ -112,8 +112,29 @@ def test_voices_are_matched_across_footage_and_the_wearer_is_me(day):
         centroid = np.frombuffer(me.centroid, np.float32)
         assert centroid.shape == (256,) and np.linalg.norm(centroid) == pytest.approx(1.0, abs=1e-5)
         labels = {(line.voice_id, line.speaker) for line in s.scalars(select(TranscriptSegment))}
-    assert (wearer, "me") in labels and (sam, "") in labels  # an unnamed voice shows no label in memory text
-    assert all(label == ("me" if voice == wearer else "") for voice, label in labels)
+    # the wearer is the library's guess until the person says so: no voice's lines carry a label yet
+    assert (wearer, "") in labels and (sam, "") in labels and all(label == "" for _, label in labels)
+
+
+def test_the_voice_a_person_says_is_theirs_says_me(day):
+    store, ids = day
+    home = _voice_of_lines(store, ids[HOME])
+    wearer, sam = home["wearer"], home["Sam"]
+    with store.session() as s:
+        [guess] = [v for v in people.voices(s) if v.me]
+        assert (guess.id, guess.me_said) == (wearer, False)
+        changed = people.claim(s, wearer)
+    assert set(changed) == set(ids.values())  # every footage the wearer speaks in
+    with store.session() as s:
+        labels = {(line.voice_id, line.speaker) for line in s.scalars(select(TranscriptSegment))}
+        assert all(label == ("me" if voice == wearer else "") for voice, label in labels)
+        changed = people.claim(s, sam)  # said wrongly, then put right: the word of the person wins over the guess
+        [me] = [v for v in people.voices(s) if v.me]
+        assert (me.id, me.me_said) == (sam, True)
+    assert set(changed) == set(ids.values())
+    with store.session() as s:
+        labels = {(line.voice_id, line.speaker) for line in s.scalars(select(TranscriptSegment))}
+        assert all(label == ("me" if voice == sam else "") for voice, label in labels)
 
 
 def test_storing_a_footage_again_replaces_its_turns(day, heard):
@@ -173,13 +194,14 @@ def test_merging_moves_turns_lines_and_appearances(day):
     sam = _voice_of_lines(store, ids[HOME])["Sam"]
     me = _voice_of_lines(store, ids[HOME])["wearer"]
     with store.session() as s:
+        people.claim(s, me)
         people.rename(s, sam, "Sam")
         changed = people.merge(s, me, sam)  # say the person says they are one voice
     assert set(changed) == {ids[HOME], ids[NEXT_DAY]}
     with store.session() as s:
         assert s.get(Voice, sam) is None
         keep = s.get_one(Voice, me)
-        assert (keep.name, keep.count, keep.wearer) == ("Sam", 3, True)
+        assert (keep.name, keep.count, keep.wearer, keep.wearer_said) == ("Sam", 3, True, True)
         assert not s.scalars(select(SpeechTurn).where(SpeechTurn.voice_id == sam)).all()
         appearances = s.execute(select(VoiceAppearance.footage_id).where(VoiceAppearance.voice_id == me)).scalars().all()
         assert sorted(appearances) == sorted(ids.values())  # one appearance per footage: two clusters combined
@@ -244,11 +266,25 @@ def test_migration_6_adds_the_tables_and_a_speakers_job_for_transcribed_footage(
         conn.execute(
             insert(Job), [{"footage_id": 1, "stage": "asr", "state": "done"}, {"footage_id": 2, "stage": "text", "state": "done"}]
         )
-    assert migrate(engine) == 6 and migrate(engine) == 6
+    assert migrate(engine) == len(MIGRATIONS) and migrate(engine) == len(MIGRATIONS)
     with engine.connect() as conn:
         assert conn.execute(text("SELECT footage_id, state FROM job WHERE stage = 'speakers'")).all() == [(1, "pending")]
         assert "voice_id" in {row[1] for row in conn.execute(text("PRAGMA table_info(transcript_segment)"))}
         assert conn.execute(text("SELECT count(*) FROM voice")).scalar_one() == 0
+    engine.dispose()
+
+
+def test_migration_7_adds_whether_a_person_said_a_voice_is_theirs(tmp_path):
+    """A version-6 library's voices gain `wearer_said`, false: what was found stays a guess."""
+    engine = create_engine(f"sqlite:///{tmp_path / 'v6.sqlite'}")
+    with engine.begin() as conn:
+        MIGRATIONS[0](conn)
+        conn.execute(text("ALTER TABLE voice DROP COLUMN wearer_said"))  # as version 6 made it
+        conn.execute(text("PRAGMA user_version=6"))
+        conn.execute(text("INSERT INTO voice (id, name, centroid, seconds, count, wearer) VALUES (1, NULL, x'00', 3.0, 1, 1)"))
+    assert migrate(engine) == 7
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT wearer, wearer_said FROM voice")).all() == [(1, 0)]
     engine.dispose()
 
 

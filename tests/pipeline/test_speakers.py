@@ -96,7 +96,11 @@ def test_the_speakers_stage_runs_after_asr_and_finds_me(imported):
     [me] = [v for v in voices.values() if v.wearer]
     assert {f for f, v in turns if v == me.id} == {ids[HOME], ids[ALONE]} and me.count == 2  # one voice in both
     assert silent == 0 and not [f for f, _ in turns if f == ids["20261130_200000"]]  # silence: done, no turns
-    assert {line.speaker for line in lines} == {"me", ""}  # the wearer's lines say so; Sam's voice has no name yet
+    assert {line.speaker for line in lines} == {""}  # the wearer found is a guess: no line says "me" yet
+    assert library.claim_voice(me.id).me_said  # the person says it is theirs...
+    with library.store.session() as s:
+        lines = s.scalars(select(TranscriptSegment).where(TranscriptSegment.footage_id == ids[HOME])).all()
+    assert {line.speaker for line in lines} == {"me", ""}  # ...and the wearer's lines say so; Sam's has no name yet
     assert any(text.startswith("me: ") or "\nme: " in text for text in _transcript_units(library, ids[HOME]).values())
     assert not list((library.paths.cache / "audio").glob("*.wav"))  # each WAV deleted once diarized
 
