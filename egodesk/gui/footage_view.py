@@ -140,9 +140,12 @@ class FootageView(QWidget):
                 for s, e, speaker, text in c.transcript
             ],
         )
-        self.memory.key = self._moment_asked = None
+        shown, self.memory.key, self._moment_asked = self.memory.key, None, None
         if self.timeline.playhead is not None:
             self._set_playhead(self.timeline.playhead)
+        if self._moment_asked is None and shown is not None and shown[0] == footage_id:
+            # the playhead is past the clip the panel shows (the end of the footage): show it as it is now
+            self._show_clip_at(next(((c.start + c.end) / 2 for c in clips if c.idx == shown[1]), footage.start))
 
     # -- time --------------------------------------------------------------------------------------
 
@@ -165,6 +168,10 @@ class FootageView(QWidget):
 
     def _set_playhead(self, ts: float) -> None:
         self.timeline.set_playhead(ts)
+        self._show_clip_at(ts)
+
+    def _show_clip_at(self, ts: float) -> None:
+        """Read the memory of the clip holding `ts` into the memory panel, unless it is shown or asked."""
         footage = self.current
         i = bisect.bisect_right(self._clip_starts, ts) - 1
         if footage is None or i < 0 or ts > self.clips[i].end:

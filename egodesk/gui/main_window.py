@@ -30,6 +30,7 @@ from egodesk.gui.kept import Keeping, KeptPanel
 from egodesk.gui.library_panel import LibraryPanel
 from egodesk.gui.memory_browser import MemoryBrowser
 from egodesk.gui.model_manager import ModelManager
+from egodesk.gui.people import PeopleActions, PeoplePanel
 from egodesk.gui.reads import Reads
 from egodesk.gui.reopen import RecentMenu, Reopen
 from egodesk.gui.search_panel import SearchPanel
@@ -80,6 +81,8 @@ class MainWindow(QMainWindow):
         self.library_panel = LibraryPanel(self)
         self.search_panel = SearchPanel(library.search, self.reads, self)
         self.kept_panel = KeptPanel(self)
+        self.people_panel = PeoplePanel(self)
+        self.people = PeopleActions(self.runner, self.root, self)
         self.keeping = Keeping(self.runner, self.root, lambda: self.view.footage, self)
         self.ask_panel = AskPanel(self.runner, self.root, self.layout_store, self.selection, self.thumbnail_for, self)
         self.activity_model = ActivityModel(self.footage_title, self)
@@ -90,11 +93,14 @@ class MainWindow(QMainWindow):
             "library": self._dock("Library", self.library_panel, Qt.DockWidgetArea.LeftDockWidgetArea),
             "search": self._dock("Search", self.search_panel, Qt.DockWidgetArea.LeftDockWidgetArea),
             "starred": self._dock("Starred", self.kept_panel, Qt.DockWidgetArea.LeftDockWidgetArea),
+            "people": self._dock("People", self.people_panel, Qt.DockWidgetArea.LeftDockWidgetArea),
             "ask": self._dock("Ask", self.ask_panel, Qt.DockWidgetArea.RightDockWidgetArea),
             "memory": self._dock("Memory", self.memory, Qt.DockWidgetArea.RightDockWidgetArea),
             "activity": self._dock("Activity", self.activity, Qt.DockWidgetArea.BottomDockWidgetArea),
         }
         self.docks["activity"].hide()
+        self.tabifyDockWidget(self.docks["starred"], self.docks["people"])  # two short lists share a place
+        self.docks["starred"].raise_()
         self._build_menus()
         self.player.install_shortcuts(self)
         self._refresh_timer = QTimer(self)
@@ -116,6 +122,12 @@ class MainWindow(QMainWindow):
         self.kept_panel.edit_requested.connect(self.keeping.edit)
         self.kept_panel.delete_requested.connect(self.keeping.delete_note)
         self.keeping.message.connect(self._show_note)
+        self.people_panel.play_requested.connect(self.view.play_moment)
+        self.people_panel.claim_requested.connect(self.people.claim)
+        self.people_panel.name_requested.connect(self.people.ask_name)
+        self.people_panel.merge_requested.connect(self.people.confirm_merge)
+        self.people_panel.forget_requested.connect(self.people.confirm_forget)
+        self.people.message.connect(self._show_note)
         self.memory.correct_requested.connect(self.correct_line)
         self.memory.undo_requested.connect(self.undo_correction)
         focus_search = QAction(self)
@@ -130,6 +142,7 @@ class MainWindow(QMainWindow):
         self._restore_layout()
         self.refresh_library(then=self.reopen.restore)
         self.refresh_kept()
+        self.refresh_people()
         self.watch_folders()
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
@@ -201,6 +214,8 @@ class MainWindow(QMainWindow):
             self.schedule_refresh()
         if ops.KEPT in what or ops.FOOTAGE in what:  # forgetting a footage forgets its stars and notes
             self.refresh_kept()
+        if ops.PEOPLE in what or ops.FOOTAGE in what:  # an import finds voices; forgetting a footage drops some
+            self.refresh_people()
 
     def correct_line(self, footage_id: int, at: float, text: str) -> Task:
         """Store a person's correction of the line at `at` (`Library.correct_line`, run warm: `ops.correct`)."""
@@ -219,6 +234,16 @@ class MainWindow(QMainWindow):
             warm=True,
             on_success=lambda line: self._show_note(f"{done}: “{line.text}” (searchable and used to answer now)."),
             on_failure=lambda message: self._show_note(f"{failed}: {message}"),
+        )
+
+    def refresh_people(self) -> None:
+        """Read the voices and a few turns of each (off the GUI thread) into the People panel."""
+        library = self.library
+        self.reads.read(
+            "people",
+            lambda: (library.voices(), library.voice_samples()),
+            lambda found: self.people_panel.set_people(*found),
+            lambda exc: self._show_note(f"Could not read the voices: {exc}"),
         )
 
     def refresh_kept(self) -> None:

@@ -130,6 +130,7 @@ class MemoryBrowser(QScrollArea):
         editing = key is not None and key == self.key and self.transcript.state() == QAbstractItemView.State.EditingState
         self.key = key
         if memory is None:
+            self.transcript.clear()  # lines are edited in place: none may stay from a clip no longer shown
             for title in self.sections:
                 self._show_section(title, False)
             return

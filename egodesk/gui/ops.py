@@ -18,6 +18,7 @@ from egodesk.gui.worker import StopRequested, WorkerContext
 _OPEN: dict[str, tuple[int, Any]] = {}  # root -> (settings file mtime, Library), in a warm worker
 FOOTAGE = "footage"  # the footage list and what is stored of each (states, clips, memories)
 KEPT = "kept"  # the starred moments and the notes
+PEOPLE = "people"  # the voices heard, their names, and so the speakers of the lines
 
 Op = TypeVar("Op", bound=Callable[..., Any])
 
@@ -139,6 +140,20 @@ def correct(ctx: WorkerContext, root: str, action: str, *args: Any) -> Any:
     library.rebuild_llm_memories(line)
     ctx.progress(Progress("correct", 2, 2, line.footage_id))
     return line
+
+
+@changes(PEOPLE, FOOTAGE)
+def people(ctx: WorkerContext, root: str, action: str, *args: Any) -> Any:
+    """A change to the voices: `action` is the `Library` call ("claim_voice", "name_voice", "merge_voices",
+    "forget_voice") and `args` its arguments. It relabels lines and rebuilds those moments' memories, so the
+    footage's views read again too. A refusal (`PeopleError`) comes back as the task's message."""
+    if action not in ("claim_voice", "name_voice", "merge_voices", "forget_voice"):
+        raise ValueError(f"not a change to the voices: {action}")
+    library = _library(root)
+    try:
+        return getattr(library, action)(*args)
+    finally:
+        library.close()
 
 
 def export(ctx: WorkerContext, root: str, footage_id: int, start: float, end: float, out: str) -> Any:

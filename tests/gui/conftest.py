@@ -42,6 +42,22 @@ def open_window(qtbot, library):
 
 
 @pytest.fixture
+def spoken_window(qtbot, library, composite_clip):
+    """The real main window on a library holding the composite clip (walk video + JFK's speech) indexed by
+    every real stage: transcript lines, memories and the voice heard."""
+    from egodesk.pipeline.library import Library
+
+    lib = Library(library)
+    assert lib.add([composite_clip]).added
+    lib.process()
+    win = open_window(qtbot, lib)
+    qtbot.waitUntil(lambda: win.reads.idle and bool(win.view.footage))
+    yield win
+    win.close()
+    lib.close()
+
+
+@pytest.fixture
 def window(qtbot, video_library):
     win = open_window(qtbot, video_library)
     qtbot.waitUntil(lambda: win.reads.idle)  # the footage list is read off the GUI thread

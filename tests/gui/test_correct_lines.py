@@ -9,7 +9,6 @@ import os
 import time
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit
 
@@ -17,24 +16,6 @@ from egodesk.gui.memory_browser import TEXT_ROLE
 from tests.gui.test_window import WAIT_MS
 
 NEW_WORDS = "ask what the Zanzibar wombat can do for your country"
-
-
-@pytest.fixture
-def spoken_window(qtbot, library, composite_clip):
-    from egodesk.gui.main_window import MainWindow
-    from egodesk.pipeline.library import Library
-
-    lib = Library(library)
-    assert lib.add([composite_clip]).added
-    lib.process()
-    win = MainWindow(lib)
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
-    qtbot.waitUntil(lambda: win.reads.idle and bool(win.view.footage))
-    yield win
-    win.close()
-    lib.close()
 
 
 def _items(window) -> list[str]:

@@ -1,0 +1,191 @@
+"""People in the window: the People panel lists every voice the library has heard (the wearer's, "me",
+first), each with how many footage it is heard in, how long it speaks, and a few of its turns to listen
+to; a person says which voice is theirs, names a voice once, merges two voices that are one person, and
+forgets one. The wearer the library found by itself is only a guess ("me?") until the person says so:
+only then do that voice's lines say "me" (`memory.people` says why).
+
+The panel only says what was asked (its signals); `PeopleActions` asks what it must (the name, which
+voice to merge into, a confirmation before forgetting), runs the change as a task (`ops.people`: a write
+never runs on the GUI thread) and tells the window how it went. The panel reads the library again when a
+task says the voices changed (`ops.PEOPLE`), and a new name shows at once wherever lines are shown (the
+memory panel, the timeline's speech lane, the evidence), since those read the line's speaker.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, QPoint, Qt, Signal
+from PySide6.QtWidgets import (
+    QInputDialog,
+    QLabel,
+    QMenu,
+    QMessageBox,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from egodesk.gui import ops
+from egodesk.gui.formatting import fmt_clock, fmt_duration
+from egodesk.gui.tasks import Task, TaskRunner
+
+VOICE_ROLE = Qt.ItemDataRole.UserRole  # a voice row: its id; a sample row: (footage id, start, end)
+
+
+def voice_title(voice: Any) -> str:
+    """How the panel names a voice: the wearer's is "me" ("me?" while it is the library's guess), with the
+    name given, if any; another its label (the name given, else "Voice N")."""
+    if not voice.me:
+        return voice.label
+    me = "me" if voice.me_said else "me?"
+    return f"{voice.name} ({me})" if voice.name else me
+
+
+class PeoplePanel(QWidget):
+    play_requested = Signal(int, float, float)  # a sample to listen to: footage id, start, end (wall clock)
+    name_requested = Signal(object)  # VoiceInfo
+    claim_requested = Signal(object)  # VoiceInfo: "This is me"
+    merge_requested = Signal(object, object)  # VoiceInfo kept, VoiceInfo merged into it
+    forget_requested = Signal(object)  # VoiceInfo
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("people-panel")
+        self.voices: list[Any] = []
+        self.status = QLabel(self)
+        self.status.setWordWrap(True)
+        self.tree = QTreeWidget(self)
+        self.tree.setObjectName("people-list")
+        self.tree.setHeaderLabels(["Voice", "Footage", "Speech"])
+        self.tree.setRootIsDecorated(True)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._menu)
+        self.tree.itemActivated.connect(self._activated)
+        self.tree.itemClicked.connect(self._clicked)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.status)
+        layout.addWidget(self.tree, 1)
+        self.set_people([], {})
+
+    def set_people(self, voices: list[Any], samples: dict[int, list[tuple[int, float, float]]]) -> None:
+        """Show `voices` (`VoiceInfo`) with up to a few `samples` each (footage id, start, end)."""
+        self.voices = voices
+        self.tree.clear()
+        for voice in voices:
+            row = QTreeWidgetItem([voice_title(voice), str(voice.footage), fmt_duration(voice.seconds)])
+            row.setData(0, VOICE_ROLE, voice.id)
+            row.setToolTip(0, "Double-click to name this voice; right-click to merge or forget it.")
+            for footage_id, start, end in samples.get(voice.id, []):
+                sample = QTreeWidgetItem([f"▶ {fmt_clock(start)} · {fmt_duration(end - start)}", "", ""])
+                sample.setData(0, VOICE_ROLE, (footage_id, start, end))
+                sample.setToolTip(0, "Click to listen")
+                row.addChild(sample)
+            self.tree.addTopLevelItem(row)
+        for column in range(3):
+            self.tree.resizeColumnToContents(column)
+        named = sum(1 for v in voices if v.name)
+        guess = " Is “me?” your voice? Right-click it: This is me." if any(v.me and not v.me_said for v in voices) else ""
+        self.status.setText(
+            f"{len(voices)} voices, {named} named: double-click a voice to name it.{guess}"
+            if voices
+            else "No voices yet: they are found in each footage's speech as it is indexed."
+        )
+
+    def voice(self, voice_id: int) -> Any | None:
+        return next((v for v in self.voices if v.id == voice_id), None)
+
+    def _voice_of(self, item: QTreeWidgetItem | None) -> Any | None:
+        data = item.data(0, VOICE_ROLE) if item is not None else None
+        return self.voice(data) if isinstance(data, int) else None
+
+    def _clicked(self, item: QTreeWidgetItem, _column: int) -> None:
+        data = item.data(0, VOICE_ROLE)
+        if isinstance(data, (list, tuple)):  # Qt may hand a stored tuple back as a list
+            footage_id, start, end = data
+            self.play_requested.emit(int(footage_id), float(start), float(end))
+
+    def _activated(self, item: QTreeWidgetItem, _column: int) -> None:
+        voice = self._voice_of(item)
+        if voice is not None:
+            self.name_requested.emit(voice)
+
+    def _menu(self, pos: QPoint) -> None:
+        voice = self._voice_of(self.tree.itemAt(pos))
+        if voice is None:
+            return
+        menu = QMenu(self)
+        if not voice.me_said:
+            menu.addAction("This is me", lambda: self.claim_requested.emit(voice))
+        menu.addAction("Name…", lambda: self.name_requested.emit(voice))
+        others = [v for v in self.voices if v.id != voice.id]
+        if others:
+            merge = menu.addMenu(f"Merge {voice_title(voice)} into")
+            for other in others:
+                merge.addAction(voice_title(other), lambda o=other: self.merge_requested.emit(o, voice))
+        menu.addSeparator()
+        menu.addAction("Forget this voice…", lambda: self.forget_requested.emit(voice))
+        menu.exec(self.tree.viewport().mapToGlobal(pos))
+
+
+class PeopleActions(QObject):
+    """Runs the People panel's changes for one window."""
+
+    message = Signal(str)  # how it went, for the status bar
+
+    def __init__(self, runner: TaskRunner, root: str, parent: QWidget):
+        super().__init__(parent)
+        self.runner, self.root, self.widget = runner, root, parent
+
+    def ask_name(self, voice: Any) -> Task | None:
+        name, ok = QInputDialog.getText(self.widget, "Name this voice", f"Who is {voice_title(voice)}?", text=voice.name or "")
+        return self.name(voice, name) if ok and name.strip() else None
+
+    def confirm_merge(self, into: Any, other: Any) -> Task | None:
+        answer = QMessageBox.question(
+            self.widget,
+            "Merge voices",
+            f"{voice_title(other)} and {voice_title(into)} are one person? {voice_title(other)}'s lines will be {voice_title(into)}'s.",
+        )
+        return self.merge(into, other) if answer == QMessageBox.StandardButton.Yes else None
+
+    def confirm_forget(self, voice: Any) -> Task | None:
+        answer = QMessageBox.question(
+            self.widget,
+            "Forget this voice",
+            f"Forget {voice_title(voice)}'s voice print and name? Their words stay, as unnamed speech.",
+        )
+        return self.forget(voice) if answer == QMessageBox.StandardButton.Yes else None
+
+    def claim(self, voice: Any) -> Task:
+        return self._run(
+            "claim_voice", voice.id, done=f"{voice_title(voice)} is your voice now: its lines say “me”.", failed="Not changed"
+        )
+
+    def name(self, voice: Any, name: str) -> Task:
+        return self._run(
+            "name_voice", voice.id, name.strip(), done=f"{voice_title(voice)} is {name.strip()} now.", failed="Not named"
+        )
+
+    def merge(self, into: Any, other: Any) -> Task:
+        return self._run(
+            "merge_voices", into.id, other.id, done=f"{voice_title(other)} merged into {voice_title(into)}.", failed="Not merged"
+        )
+
+    def forget(self, voice: Any) -> Task:
+        return self._run(
+            "forget_voice", voice.id, done=f"{voice_title(voice)}'s voice print and name forgotten.", failed="Not forgotten"
+        )
+
+    def _run(self, action: str, *args: Any, done: str, failed: str) -> Task:
+        return self.runner.run(
+            ops.people,
+            self.root,
+            action,
+            *args,
+            label="People",
+            on_success=lambda _r: self.message.emit(done),
+            on_failure=lambda m: self.message.emit(f"{failed}: {m}"),
+        )

@@ -1,0 +1,77 @@
+"""People in the real window: the composite clip (walk video + JFK's speech) indexed by the real stages,
+its voice listed in the People panel as the library's guess of the wearer ("me?"); a sample clicked plays
+its turn; "This is me" from its menu makes its lines say "me" on the memory panel at once; named by
+double-click, the panel shows the name; forgotten from its menu, it leaves the panel and the lines keep
+their words without it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox
+
+from egodesk.gui.memory_browser import TEXT_ROLE
+from tests.gui.test_kept import choose, right_click
+from tests.gui.test_window import WAIT_MS
+
+# A change to the voices runs in a worker process that opens the library and embeds the moments it relabels.
+TASK_MS = 120_000
+
+
+def _lines(window) -> list[str]:
+    listing = window.memory.transcript
+    return [listing.item(i).text() for i in range(listing.count())]
+
+
+def test_name_a_voice_listen_to_it_and_forget_it(qtbot, spoken_window, monkeypatch, tmp_path):
+    window = spoken_window
+    panel = window.people_panel
+    window.docks["people"].raise_()  # its tab, beside the Starred list's
+    qtbot.waitUntil(lambda: bool(panel.voices), timeout=WAIT_MS)
+    voice = panel.voices[0]
+    row = panel.tree.topLevelItem(0)
+    assert voice.me and not voice.me_said and row.text(0) == "me?"  # one footage's voice: the wearer, a guess
+    assert row.childCount() >= 1  # a turn to listen to
+
+    sample = row.child(0)
+    footage_id, start, _end = sample.data(0, Qt.ItemDataRole.UserRole)
+    tree = panel.tree
+    tree.expandItem(row)
+    QApplication.processEvents()  # the expanded row laid out before it is clicked
+    qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=tree.visualItemRect(sample).center())
+    player = window.player
+    qtbot.waitUntil(lambda: player.loaded and player.frame_time is not None, timeout=WAIT_MS)
+    footage = window.view.footage[footage_id]
+    assert window.view.current.id == footage_id
+    assert abs(player.position() - (start - footage.start)) < 1.5  # it plays from the turn
+
+    player.media.pause()  # on the turn, so the memory panel shows its clip
+    qtbot.waitUntil(lambda: bool(_lines(window)), timeout=WAIT_MS)
+    assert not any(line.split("  ", 1)[1].startswith("me: ") for line in _lines(window))  # a guess labels no line
+    choose("This is me")
+    right_click(tree.viewport(), tree.visualItemRect(panel.tree.topLevelItem(0)).center())
+    qtbot.waitUntil(lambda: bool(panel.voices) and panel.voices[0].me_said, timeout=TASK_MS)
+    assert panel.tree.topLevelItem(0).text(0) == "me"
+    qtbot.waitUntil(lambda: _lines(window) and all("  me: " in line for line in _lines(window)), timeout=WAIT_MS)
+
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("John", True))
+    at = tree.visualItemRect(panel.tree.topLevelItem(0)).center()
+    qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=at)  # a double-click's first press, then it
+    qtbot.mouseDClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=at)
+    qtbot.waitUntil(lambda: bool(panel.voices) and panel.voices[0].name == "John", timeout=TASK_MS)
+    assert panel.tree.topLevelItem(0).text(0) == "John (me)"
+    assert window.library.voices()[0].name == "John"  # stored, not just shown
+
+    shot = Path(os.environ.get("EGODESK_SHOT_DIR", tmp_path)) / "window-people.png"
+    assert window.grab().save(str(shot)) and shot.stat().st_size > 10_000
+
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    choose("Forget this voice…")
+    right_click(tree.viewport(), tree.visualItemRect(panel.tree.topLevelItem(0)).center())
+    qtbot.waitUntil(lambda: not any(v.id == voice.id for v in panel.voices), timeout=TASK_MS)
+    assert not any(v.id == voice.id for v in window.library.voices())
+    qtbot.waitUntil(lambda: _lines(window) and not any("  me: " in line for line in _lines(window)), timeout=WAIT_MS)
+    listing = window.memory.transcript
+    assert any(listing.item(i).data(TEXT_ROLE) for i in range(listing.count()))  # the words stay
