@@ -63,28 +63,13 @@ def describe(exc: BaseException) -> str:
 
 
 WORKER_NICENESS = 10
-_AUTOGROUP = "/proc/self/autogroup"  # Linux: the CPU group of this process's session, and its nice
 
 
 def _setup(queue: Any) -> None:
-    """Below the window on the cores, in its own process group. With Linux's autogroup scheduling (the
-    default on desktops) CPU is shared fairly between sessions first, and a process's nice only counts
-    within its session's group: a worker left in the window's session has the window's group busy, so
-    the window waits for the other sessions' turns with a tick due (stalls of 100-500 ms with no CPU
-    spent, measured while an answer was written on 2 busy cores). So a worker starts a session of its
-    own (its own group, which it lowers too), and nice still orders it below everything else."""
-    if hasattr(os, "setsid"):
-        try:
-            os.setsid()  # its own session and process group: ending the task also ends what the op started
-        except OSError:  # already a process group leader: it has a group of its own
-            pass
+    if hasattr(os, "setpgrp"):
+        os.setpgrp()  # its own process group: ending the task also ends any process the op started
     if hasattr(os, "nice"):
         os.nice(WORKER_NICENESS)  # model work yields the cores to the window first: it must stay responsive
-    try:
-        with open(_AUTOGROUP, "w") as group:
-            group.write(str(WORKER_NICENESS))
-    except OSError:  # not Linux, or autogroup scheduling is off
-        pass
     root = logging.getLogger()
     root.handlers[:] = [_QueueLogHandler(queue)]
     root.setLevel(logging.INFO)
