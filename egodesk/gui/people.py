@@ -72,6 +72,11 @@ class PeoplePanel(QWidget):
 
     def set_people(self, voices: list[Any], samples: dict[int, list[tuple[int, float, float]]]) -> None:
         """Show `voices` (`VoiceInfo`) with up to a few `samples` each (footage id, start, end)."""
+        opened = {
+            self.tree.topLevelItem(i).data(0, VOICE_ROLE)
+            for i in range(self.tree.topLevelItemCount())
+            if self.tree.topLevelItem(i).isExpanded()
+        }  # a read after a change keeps open what the person opened
         self.voices = voices
         self.tree.clear()
         for voice in voices:
@@ -84,12 +89,15 @@ class PeoplePanel(QWidget):
                 sample.setToolTip(0, "Click to listen")
                 row.addChild(sample)
             self.tree.addTopLevelItem(row)
+            for i in range(row.childCount()):
+                row.child(i).setFirstColumnSpanned(True)  # a turn's time reads across the columns
+            row.setExpanded(voice.id in opened)
         for column in range(3):
             self.tree.resizeColumnToContents(column)
         named = sum(1 for v in voices if v.name)
         guess = " Is “me?” your voice? Right-click it: This is me." if any(v.me and not v.me_said for v in voices) else ""
         self.status.setText(
-            f"{len(voices)} voices, {named} named: double-click a voice to name it.{guess}"
+            f"{len(voices)} voice{'s' if len(voices) != 1 else ''}, {named} named: double-click a voice to name it.{guess}"
             if voices
             else "No voices yet: they are found in each footage's speech as it is indexed."
         )
