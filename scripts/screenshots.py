@@ -1,8 +1,10 @@
 """Drive the real app on a sample library and save screenshots (run by scripts/screenshots.sh under Xvfb).
 
 Imports the sample footage through the import dialog (shot mid-ingest), waits until it is indexed, asks
-a question, clicks the first evidence chip (shot of the main window with the answer), then opens the
-settings dialog and the model manager (one shot each). Shots grab the X screen, not the widgets:
+a question, clicks the first evidence chip (shot of the main window with the answer), opens the retrieval
+inspector, searches for a word, stars the cited moment, shows the People panel (one shot each: the
+pictures of docs/guide.md),
+then opens the settings dialog and the model manager (one shot each). Shots grab the X screen, not the widgets:
 QWidget.grab() of a video widget is blank. Prints the longest event-loop stall it saw while importing,
 asking and playing, and apart from it while opening the dialogs (building a dialog is a one-off).
 """
@@ -15,6 +17,8 @@ import time
 from pathlib import Path
 
 QUESTION = "What did the speaker ask people to do for their country?"
+SEARCH = "country"
+SHOT_WIDTH = 1000
 INDEX_TIMEOUT_S = 600
 ANSWER_TIMEOUT_S = 300
 
@@ -33,10 +37,29 @@ def grab(widget, path: Path, meter) -> None:
     SHOTS.append((shot, path))
 
 
+def grab_part(widget, path: Path, meter) -> None:
+    """Take the screen area of `widget` alone (a panel of the window), as `grab` does for a window."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtGui import QGuiApplication
+
+    corner = widget.mapToGlobal(QPoint(0, 0))
+    shot = QGuiApplication.primaryScreen().grabWindow(0, corner.x(), corner.y(), widget.width(), widget.height())
+    meter.exclude()
+    SHOTS.append((shot, path))
+
+
 def save_shots() -> None:
+    """Each shot at most SHOT_WIDTH pixels wide in 256 colours: pictures for docs/, small enough to commit."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QImage
+
     for shot, path in SHOTS:
-        shot.save(str(path))
-        print(f"saved {path} ({shot.width()}x{shot.height()})", flush=True)
+        image = shot.toImage()
+        if image.width() > SHOT_WIDTH:
+            image = image.scaledToWidth(SHOT_WIDTH, Qt.TransformationMode.SmoothTransformation)
+        image = image.convertToFormat(QImage.Format.Format_Indexed8, Qt.ImageConversionFlag.DiffuseDither)
+        image.save(str(path))
+        print(f"saved {path} ({image.width()}x{image.height()}, {path.stat().st_size // 1024} KiB)", flush=True)
 
 
 async def wait_for(condition, timeout_s: float, what: str, step_s: float = 0.2) -> None:
@@ -79,7 +102,35 @@ async def script(window, out: Path, samples: list[Path], meter, stalls: dict[str
             window.selection.select(0)
     await asyncio.sleep(2.5)
     grab(window, out / "main-window-answer.png", meter)
-    stalls["importing, asking and playing"] = meter.stop()
+
+    window.ask_panel.inspector_section.set_expanded(True)
+    await asyncio.sleep(0.8)
+    grab_part(window.docks["ask"], out / "inspector.png", meter)
+    window.ask_panel.inspector_section.set_expanded(False)
+
+    window.docks["search"].show()
+    window.docks["search"].raise_()
+    window.search_panel.field.setText(SEARCH)
+    window.search_panel.run()
+    await wait_for(lambda: bool(window.search_panel.hits), 30, "search hits")
+    await asyncio.sleep(0.8)
+    grab(window, out / "search.png", meter)
+
+    if answer is not None and answer.evidence:
+        cited = answer.evidence[0]
+        window.keeping.star(cited.footage_id, cited.start, cited.end)
+        await wait_for(lambda: bool(window.kept_panel.kept), 30, "the starred moment")
+        window.docks["starred"].show()
+        window.docks["starred"].raise_()
+        await asyncio.sleep(0.8)
+        grab_part(window.docks["starred"], out / "starred.png", meter)
+    window.docks["people"].show()
+    window.docks["people"].raise_()
+    await wait_for(lambda: bool(window.people_panel.voices), 30, "the voices heard")
+    window.people_panel.tree.expandAll()
+    await asyncio.sleep(0.8)
+    grab_part(window.docks["people"], out / "people.png", meter)
+    stalls["importing, asking, searching and playing"] = meter.stop()
     meter.start()
 
     settings = window.open_settings()

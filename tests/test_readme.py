@@ -10,6 +10,8 @@ is tried both ways. Placeholders in capitals (FOOTAGE, PATH..., DIR) stand for r
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import itertools
 import os
 import re
@@ -31,8 +33,8 @@ NOT_RUN_HERE = {
 }
 LAST = ("forget",)  # run after the others, a span before the whole footage: they need what it removes
 # What the sample footage cannot give, said with a non-zero exit: it shows no text on screen to correct,
-# and no umbrella to find (search exits 1 on no hits, as grep does).
-REFUSED_HERE = {"--screen": "no on-screen text", "search 'umbrella": "0 hits"}
+# no umbrella to find (search exits 1 on no hits, as grep does), and one voice only, nothing to merge.
+REFUSED_HERE = {"--screen": "no on-screen text", "search 'umbrella": "0 hits", "people merge": "no voice 2"}
 
 
 def _shown_lines(text: str) -> list[str]:
@@ -47,12 +49,22 @@ def _subcommands(parser: argparse.ArgumentParser) -> set[str]:
     return {name for a in parser._actions if isinstance(a, argparse._SubParsersAction) for name in a.choices}
 
 
+def _parses(command: str) -> bool:
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            options, _files = split_files(build_parser(), shlex.split(command)[1:])
+            build_parser().parse_args(options)
+    except SystemExit:
+        return False
+    return True
+
+
 def _alternatives(line: str, commands: set[str]) -> list[str]:
     head, *others = [part.strip() for part in re.split(r" \| ", line)]
     shown = [head]
-    words = head.split()
     for other in others:
-        shown.append(f"egodesk {other}" if other.split()[0] in commands else f"egodesk {words[1]} {other}")
+        within = f"egodesk {head.split()[1]} {other}"  # an action of the first command's subcommand, when it is one
+        shown.append(within if _parses(within) or other.split()[0] not in commands else f"egodesk {other}")
     return shown
 
 
@@ -103,10 +115,27 @@ def placeholder_values(tmp: Path, video: Path) -> dict[str, str]:
         "DIR": str(tmp / "folder"),
         "TEXT": "the keys are in the blue bowl",
         "T": "0:02",
+        "NAME": "John",
+        "A": "1",
+        "B": "2",
         "1:15": "0:02",  # the README's moment, inside the 11 s sample
         "1:30": "0:08",
         "moment.mp4": str(tmp / "moment.mp4"),
     }
+
+
+def test_every_link_and_picture_in_the_docs_is_there():
+    """The README's and docs/' relative links and pictures name files of the checkout (the guide's
+    screenshots included)."""
+    pages = [README, *sorted(README.parent.glob("docs/*.md"))]
+    targets = 0
+    for page in pages:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+            if re.match(r"[a-z]+:", target):
+                continue  # a web address
+            targets += 1
+            assert (page.parent / target).exists(), f"{page.name} links to {target}, which is not there"
+    assert targets >= 10
 
 
 def test_the_readme_shows_commands_of_every_kind():
