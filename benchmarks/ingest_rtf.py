@@ -29,11 +29,11 @@ from pathlib import Path
 from clips import WHOLE_WALK_SPOKEN, ffmpeg, speaking_walk
 from common import RTF_GOAL, Report, add_output_args
 
+from egodesk.core.stages import LLM_STAGES
 from egodesk.core.types import Progress
 from egodesk.pipeline.library import Library
 from egodesk.pipeline.worker import read_progress
 
-LLM_STAGES = ("memory-records", "memory-atomic")
 GUI_SECONDS = 8.0
 
 

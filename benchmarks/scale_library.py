@@ -45,6 +45,7 @@ from sqlalchemy import func, insert, select
 
 from egodesk.core.paths import LibraryPaths
 from egodesk.core.settings import Settings
+from egodesk.core.stages import MEMORY_STAGES, VIDEO_STAGES
 from egodesk.core.timeutil import from_ts, to_ts
 from egodesk.media.keyframes import write_thumbnail
 from egodesk.memory import atomic, record_compression
@@ -56,7 +57,6 @@ from egodesk.memory.record_tables import BuildProgress, EventPrototype, MemoryEn
 from egodesk.memory.records import Record
 from egodesk.memory.store import Caption, Clip, Footage, IndexInfo, Job, Keyframe, Store, TranscriptSegment, Unit
 from egodesk.memory.vectors import normalise, put_vectors
-from egodesk.pipeline.jobs import MEMORY_STAGES, VIDEO_STAGES
 
 GENERATOR_VERSION = 2  # bump when the library it writes changes: cached copies are rebuilt
 MARKER = "scale.json"

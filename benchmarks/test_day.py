@@ -38,13 +38,13 @@ from testday.questions import QUESTIONS, DayQuestion, interleaved, load_question
 from testday.real_day import QUESTIONS as REAL_QUESTIONS
 
 from egodesk.core.settings import Settings
+from egodesk.core.stages import LLM_STAGES
 from egodesk.core.types import Progress
 from egodesk.eval.metrics import QuestionResult, by_category, hit_at_k, overlaps, percentile, summarize
 from egodesk.eval.runner import format_value, run_questions, write_report
 from egodesk.memory.schema import TranscriptSegment
 from egodesk.pipeline.library import Library
 
-LLM_STAGES = ("memory-records", "memory-atomic")
 DEFAULT_STRATEGIES = "flat,subchunk,parent,parent-time,hybrid,context,timeaware,carve,records,auto"
 ASK_COLUMNS = (
     "accuracy",

@@ -22,6 +22,7 @@ from sqlalchemy.exc import IntegrityError
 from egodesk.core.faults import fault_point
 from egodesk.core.paths import LibraryPaths
 from egodesk.core.settings import Settings
+from egodesk.core.stages import PIPELINE_STAGES
 from egodesk.core.types import FootageKind, Progress
 from egodesk.media.clips import plan_clips
 from egodesk.media.errors import MediaError
@@ -37,7 +38,6 @@ from egodesk.pipeline.textimport import import_memory_jsonl, import_subtitles
 log = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = {".jsonl", ".srt", ".vtt"}
-PIPELINE_STAGES = jobs.VIDEO_STAGES + jobs.MEMORY_STAGES
 # A photo is a moment: one clip this long at the time it was taken, so that it sits on the timeline and
 # in time windows like a moment of video.
 PHOTO_SECONDS = 1.0

@@ -17,18 +17,16 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from egodesk.core.faults import fault_point
+from egodesk.core.stages import LLM_STAGES, MEMORY_STAGES, VIDEO_STAGES
 from egodesk.core.types import FootageKind
 from egodesk.memory.store import Footage, Job, Store
 
-VIDEO_STAGES = ("probe", "audio", "asr", "speakers", "keyframes", "ocr", "captions")
-MEMORY_STAGES = ("memory-parent", "memory-visual", "memory-records", "memory-atomic")
 # What each kind of footage skips: a photo has no sound; a sound recording no pictures, so nothing seen.
 _SKIPPED = {
     FootageKind.VIDEO: (),
     FootageKind.PHOTO: ("audio", "asr", "speakers"),
     FootageKind.AUDIO: ("keyframes", "ocr", "memory-visual"),
 }
-LLM_STAGES = ("memory-records", "memory-atomic")  # slow on a CPU: they wait until all footage is searchable
 RESUMABLE = ("pending", "running", "cancelled", "failed")
 DISK_FULL = "the disk is full (no space left on device): free some space, then resume"
 BUSY = "the library is busy: another program holds its database locked; resume once it has finished"

@@ -17,6 +17,7 @@ from sqlalchemy import select, update
 
 from egodesk.core.paths import LibraryPaths
 from egodesk.core.settings import Settings
+from egodesk.core.stages import rank as stage_rank
 from egodesk.core.timeutil import now_ts
 from egodesk.core.types import FootageKind, Progress
 from egodesk.media.export import ExportReport, export_range
@@ -30,7 +31,7 @@ from egodesk.perception.ocr import TEXT_BREAK, screen_texts
 from egodesk.pipeline import speakers
 from egodesk.pipeline.asking import question_in_flight
 from egodesk.pipeline.engines import Engines
-from egodesk.pipeline.ingest import PIPELINE_STAGES, AddReport, add_paths
+from egodesk.pipeline.ingest import AddReport, add_paths
 from egodesk.pipeline.jobs import is_searchable, stage_states
 from egodesk.pipeline.runner import run, worker_lock
 from egodesk.retrieval.search import SearchResult, TextSearch
@@ -200,14 +201,13 @@ class Library:
             )
         stages: dict[int, dict[str, str]] = {}
         errors: dict[int, str] = {}
-        order = {stage: i for i, stage in enumerate(("text",) + PIPELINE_STAGES)}
         for footage_id, stage, state, error in all_jobs:
             stages.setdefault(footage_id, {})[stage] = state
             if error:
                 errors[footage_id] = f"{stage}: {error}"
         out = []
         for f in rows:
-            st = dict(sorted(stages.get(f.id, {}).items(), key=lambda kv: order.get(kv[0], 99)))
+            st = dict(sorted(stages.get(f.id, {}).items(), key=lambda kv: stage_rank(kv[0])))
             thumb = thumbs.get(f.id)
             out.append(
                 FootageInfo(
@@ -277,7 +277,6 @@ class Library:
     def job_rows(self) -> list[dict]:
         with self.store.session() as session:
             rows = session.execute(select(Job, Footage.title).join(Footage).order_by(Job.footage_id, Job.id)).all()
-        order = {stage: i for i, stage in enumerate(("text",) + PIPELINE_STAGES)}
         out = [
             {
                 "footage_id": j.footage_id,
@@ -291,7 +290,7 @@ class Library:
             }
             for j, title in rows
         ]
-        return sorted(out, key=lambda r: (r["footage_id"], order.get(r["stage"], 99)))
+        return sorted(out, key=lambda r: (r["footage_id"], stage_rank(r["stage"])))
 
     # --- search -------------------------------------------------------------------------------
     @cached_property

@@ -1,7 +1,7 @@
 """The ingest stages of one media footage, each a function that reads what earlier stages stored and
 writes its own results together with its job's "done" mark in one transaction.
 
-Order (the only place that knows it is `VIDEO_STAGES` in jobs.py): probe (at import) -> audio -> asr
+Order (the only place that knows it is `core/stages.py`): probe (at import) -> audio -> asr
 -> speakers (`speakers.py`: who spoke when) -> keyframes (frame features, tags and thumbnails from one
 tagger pass) -> ocr -> captions. A photo skips the sound stages and is its own one frame (`frames_of`,
 `frame_at`); a sound recording skips the picture stages (`jobs.stages_for`).

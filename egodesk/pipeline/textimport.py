@@ -21,13 +21,14 @@ from pathlib import Path
 from sqlalchemy import select
 
 from egodesk.core.manifest import sha256_of
+from egodesk.core.stages import MEMORY_STAGES
 from egodesk.core.timeutil import parse_iso
 from egodesk.core.types import FootageKind
 from egodesk.media.errors import MediaError
 from egodesk.memory.corrections import SPEECH, apply_corrections
 from egodesk.memory.schema import Caption, Clip, Footage, Job, TranscriptSegment
 from egodesk.memory.store import Store
-from egodesk.pipeline.jobs import MEMORY_STAGES, ensure_jobs
+from egodesk.pipeline.jobs import ensure_jobs
 
 log = logging.getLogger(__name__)
 

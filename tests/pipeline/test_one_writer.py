@@ -15,10 +15,10 @@ from contextlib import closing
 import pytest
 
 from egodesk.core.paths import LibraryPaths
+from egodesk.core.stages import LLM_STAGES
 from egodesk.gui import ops
 from egodesk.gui.worker import StopRequested, WorkerContext
 from egodesk.pipeline.asking import question_in_flight
-from egodesk.pipeline.jobs import LLM_STAGES
 from egodesk.pipeline.library import Library
 from egodesk.pipeline.memory_stages import PAUSED
 from egodesk.pipeline.runner import ATTACHED, running_worker
