@@ -39,6 +39,15 @@ def _library(root: str):
     return Library(Path(root))
 
 
+def _library_call(root: str, call: str, *args: Any, **kwargs: Any) -> Any:
+    """`Library.<call>(*args, **kwargs)` on a library opened for this one call and closed after it."""
+    library = _library(root)
+    try:
+        return getattr(library, call)(*args, **kwargs)
+    finally:
+        library.close()
+
+
 def _kept_library(root: str):
     """The library this (warm) worker already opened, with its caches and loaded models; reopened when
     the settings changed since."""
@@ -113,11 +122,7 @@ def keep(ctx: WorkerContext, root: str, action: str, *args: Any) -> Any:
     indexed footage embeds its text, and a refusal (`KeepError`) comes back as the task's message."""
     if action not in ("star", "unstar", "add_note", "edit_note", "delete_note"):
         raise ValueError(f"not a change to kept moments: {action}")
-    library = _library(root)
-    try:
-        return getattr(library, action)(*args)
-    finally:
-        library.close()
+    return _library_call(root, action, *args)
 
 
 @changes(FOOTAGE)
@@ -149,20 +154,12 @@ def people(ctx: WorkerContext, root: str, action: str, *args: Any) -> Any:
     footage's views read again too. A refusal (`PeopleError`) comes back as the task's message."""
     if action not in ("claim_voice", "name_voice", "merge_voices", "forget_voice"):
         raise ValueError(f"not a change to the voices: {action}")
-    library = _library(root)
-    try:
-        return getattr(library, action)(*args)
-    finally:
-        library.close()
+    return _library_call(root, action, *args)
 
 
 def export(ctx: WorkerContext, root: str, footage_id: int, start: float, end: float, out: str) -> Any:
     """Write a moment to an MP4 (`Library.export`); the file dialog already asked before replacing one."""
-    library = _library(root)
-    try:
-        return library.export(footage_id, start, end, out, overwrite=True)
-    finally:
-        library.close()
+    return _library_call(root, "export", footage_id, start, end, out, overwrite=True)
 
 
 def verify_models(ctx: WorkerContext, user_models: str) -> dict[str, list[tuple[str, bool, str]]]:
