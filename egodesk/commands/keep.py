@@ -8,11 +8,9 @@ A moment is a footage (id, title or path) and a start and end in seconds into it
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from dataclasses import asdict
 
-from egodesk.commands import find_footage
+from egodesk.commands import find_footage, print_rows
 from egodesk.core.timeutil import clock, parse_clock
 
 
@@ -50,13 +48,7 @@ def _line(k) -> str:
 
 
 def _print_kept(library, kinds: tuple[str, ...], as_json: bool) -> int:
-    rows = library.kept(kinds)
-    if as_json:
-        print(json.dumps([asdict(k) for k in rows], indent=2, ensure_ascii=False))
-    else:
-        for k in rows:
-            print(_line(k))
-        print(f"{len(rows)} {' and '.join(kinds)}{'s' if len(rows) != 1 else ''}", file=sys.stderr)
+    print_rows(library.kept(kinds), _line, as_json, " and ".join(kinds))
     return 0
 
 

@@ -12,9 +12,9 @@ its reason (exit status 2) and changes nothing (`memory.people` says the rules).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from dataclasses import asdict
+
+from egodesk.commands import print_rows
 
 
 def _row(v) -> str:
@@ -28,13 +28,7 @@ def cmd_people(args: argparse.Namespace) -> int:
     library = Library()
     try:
         if args.action == "list":
-            rows = library.voices()
-            if args.json:
-                print(json.dumps([asdict(v) for v in rows], indent=2, ensure_ascii=False))
-            else:
-                for v in rows:
-                    print(_row(v))
-                print(f"{len(rows)} voice{'s' if len(rows) != 1 else ''}", file=sys.stderr)
+            print_rows(library.voices(), _row, args.json, "voice")
             return 0
         if args.action == "name":
             if len(args.args) < 2:
