@@ -13,7 +13,6 @@ written).
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,18 +20,15 @@ from datetime import datetime
 
 from sqlalchemy import and_, or_, select
 
-from egodesk.core.soundalike import find_alike, heard_forms
-from egodesk.core.timeutil import day_label, from_ts, now_ts
+from egodesk.core.timeutil import from_ts, now_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
-from egodesk.core.words import STOPWORDS, cue_words, lemma
 from egodesk.memory.schema import Clip, Footage, Keyframe
-from egodesk.perception.label_kinds import names_kind
 from egodesk.perception.llm import TextSink
+from egodesk.reasoning.answer_checks import asked_about, people_order, unmentioned, with_when
 from egodesk.reasoning.answerer import answer_prompt, answer_question, read_answer_ahead
 from egodesk.reasoning.facts import attach_facts
 from egodesk.reasoning.prompt import prompt_head
 from egodesk.retrieval.base import Memory, Query
-from egodesk.retrieval.question import QuestionAnalysis
 from egodesk.retrieval.registry import make_strategy
 from egodesk.retrieval.timewindow import TimeWindow
 
@@ -42,85 +38,6 @@ from egodesk.retrieval.timewindow import TimeWindow
 # longer, so it leaves the end in place.
 QUESTION_CHARS = 800
 QUESTION_TOKENS = 300
-# A date or time already in an answer: "7 May 2023", "10:42", "yesterday", "Tuesday", "in the morning".
-# A bare number is not one: a file name such as "20261117_180500" copied from the evidence tells nobody when.
-_MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
-_SAYS_WHEN = re.compile(
-    rf"\b\d{{1,2}}:\d{{2}}\b|\b(?:19|20)\d{{2}}\b|\b(?:{_MONTHS}|mon|tue|wed|thu|fri|sat|sun)[a-z]*\b|"
-    r"\b(?:yesterday|today|morning|afternoon|evening|night|noon|week|month|year)\b",
-    re.I,
-)
-# A when-answer that gives a cited moment's time must give that moment's day (`with_when`).
-_CLOCK_IN_ANSWER = re.compile(r"\b(\d{1,2}):(\d{2})\b")
-# Abbreviations only capitalised: "I sat down in the sun" names no day.
-_WEEKDAY = re.compile(r"\b(?:(?i:mon|tues|wednes|thurs|fri|satur|sun)day|Mon|Tues?|Wed|Thu(?:rs)?|Fri|Sat|Sun)\b")
-_DAY_OF_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+((?:{_MONTHS})[a-z]*)\b", re.I)
-_RELATIVE_DAY = re.compile(r"\b(?:today|yesterday|tonight|this\s+(?:morning|afternoon|evening))\b", re.I)
-
-
-# Verbs and nouns that every library's lines hold in some form (the captions' "I see", "I hear", the
-# transcripts' "said"): they cannot tell whether what was found is about the question.
-_GENERIC_CUES = frozenset(
-    "be do have go get make see look say tell talk ask speak hear think know want like feel come happen use thing day".split()
-)
-
-
-def _english(question: str) -> bool:
-    """Whether a question reads as English: a third of its words, and at least two, are English
-    function words ("where", "did", "my"); German "Was habe ich ..." has one."""
-    words = re.findall(r"[^\W\d_]+", question.lower())
-    function = sum(w in STOPWORDS for w in words)  # the question words are among them
-    return function >= 2 and 3 * function >= len(words)
-
-
-def unmentioned(analysis: QuestionAnalysis, evidence: list[Evidence]) -> list[str]:
-    """The question's things and names when nothing found mentions any of them and the question's other
-    words are mostly not there either: what it asks about is truly absent. Empty when it is near
-    (then the model reads what was found): half of the other words found is near ("What did I plan to
-    buy for Granny?" of "I will buy some tulips", the name misheard).
-
-    Mentioned counts what was heard alike (`core.soundalike`): a recogniser writes "Mogor Cycle" for
-    "motorcycle" and "pointment" for "appointment", and the question is asked in the words said; and
-    what the tagger named by its kind ('moped' of a motorbike: `perception.label_kinds`). Near
-    counts the rest of the question: "the printed page I read before bed" found as "reading the printed
-    page before mad" holds three of its four words. Its actions are not looked for as things, because an
-    action is asked in general words the moments say in specific ones ("what did I cook?" of "I fry
-    onions"), and a question that names a time is left to the model ("what did I do this morning?"),
-    and so is one not asked in English (the word lists' language): "Wo habe ich meine Schlüssel
-    gelassen?" matches "keys" only in the embedder and the model."""
-    if analysis.window is not None or not _english(analysis.text):
-        return []
-    cues = asked_about(analysis)
-    if not cues:
-        return []
-    heard = _Heard(evidence)
-    if any(heard.mentions(cue) for cue in cues):
-        return []
-    others = [w for w in cue_words(analysis.text) - set(cues) - STOPWORDS - _GENERIC_CUES if len(w) > 1]
-    if others and 2 * sum(heard.mentions(w) for w in others) >= len(others):
-        return []
-    return cues
-
-
-class _Heard:
-    """The words of what was found, as written (lemmas), as a recogniser may have split or misheard them
-    (`soundalike.heard_forms`) and as the tagger names their kind ('moped' for a motorbike:
-    `label_kinds`), for telling whether a word of the question is there."""
-
-    def __init__(self, evidence: list[Evidence]):
-        texts = [f"{ev.source} {ev.text}".lower() for ev in evidence]
-        self.text = "\n".join(texts)
-        self.lemmas = cue_words(self.text)
-        self.forms = list(dict.fromkeys(f for text in texts for f in heard_forms(re.findall(r"[a-z]+", text))))
-
-    def mentions(self, word: str) -> bool:
-        return word in self.lemmas or find_alike(word, self.forms) is not None or names_kind(word, self.text) is not None
-
-
-def asked_about(analysis: QuestionAnalysis) -> list[str]:
-    """The things and names a question asks about ("cat" of "When did I see a cat?"), as cue words."""
-    cues = [lemma(w) for w in analysis.objects] + [p.lower() for p in analysis.people]
-    return [c for c in dict.fromkeys(cues) if len(c) > 1 and c not in _GENERIC_CUES]
 
 
 def check_question(question: str) -> str:
@@ -300,78 +217,6 @@ def prepare(
     if without_model(memory, found, draft, options) is None:  # else it is answered without the model
         read_answer_ahead(llm, answer_prompt(llm, **_answerer_input(memory, found, options)), should_stop)
     return found.query.asked_at
-
-
-def people_order(answer: Answer, retrieved: list[Evidence]) -> list[Evidence]:
-    """The evidence as a person should meet it: the moments the answer cites (in the order it cites
-    them), then the pinpointed ones, then the rest by relevance (retrieval rank). What the answerer was
-    shown comes before what it was not."""
-    shown = {ev.unit_id for ev in answer.evidence}
-    cited = {unit: n for n, unit in enumerate(answer.cited)}
-    return sorted(
-        retrieved,
-        key=lambda ev: (
-            ev.unit_id not in cited,
-            cited.get(ev.unit_id, 0),
-            not ev.pinpointed,
-            ev.unit_id not in shown,
-            ev.rank or len(retrieved) + 1,
-        ),
-    )
-
-
-def with_when(answer: Answer, cues: list[str] | None = None) -> str:
-    """A "when did I ..." answer names the day and time of the moment it cites, if it does not already.
-    An answer giving the time of a moment it cites but another day (a small model read "18:05" under
-    Tuesday's heading and wrote Wednesday, the day it was asked) is that moment's day and time. One
-    giving the time of a cited moment that holds none of what the question asks about (`cues`: "cat")
-    while another cited moment does is that moment's day and time: asked "When did I see a cat?", a
-    small model cited the cat and a street scene and wrote the street scene's time."""
-    if not answer.evidence:
-        return answer.text
-    cited = [ev for ev in answer.evidence if ev.unit_id in set(answer.cited)]
-    clocks = [int(h) * 60 + int(m) for h, m in _CLOCK_IN_ANSWER.findall(answer.text)]
-    at = next((ev for ev in cited if any(_spans(ev, minute) for minute in clocks)), None)
-    asked = set(cues or ())
-    holding = [ev for ev in cited if asked & cue_words(f"{ev.text} {ev.facts}")]
-    if at is not None and holding and not any(_same_moment(at, ev) for ev in holding):
-        return f"On {_when(from_ts(holding[0].start))}"
-    if at is not None:
-        moment = from_ts(at.start)
-        if _names_another_day(answer.text, moment):
-            return f"On {_when(moment)}"
-        if not _names_a_day(answer.text):  # "17:30:15" alone: which of the library's days?
-            return f"{answer.text.rstrip('. ')}, on {day_label(moment)}"
-        return answer.text
-    if _SAYS_WHEN.search(answer.text):
-        return answer.text
-    return f"{answer.text.rstrip('. ')}, on {_when(from_ts((holding or answer.evidence)[0].start))}"
-
-
-def _same_moment(one: Evidence, other: Evidence) -> bool:
-    """Whether two moments overlap (an instant counts at its start)."""
-    return (one.start < other.end and other.start < one.end) or one.start == other.start
-
-
-def _when(moment: datetime) -> str:
-    return f"{day_label(moment)} at {moment:%H:%M}"
-
-
-def _spans(ev: Evidence, minute: int) -> bool:
-    """Whether a clock time (minutes after midnight) falls within a moment, to the minute."""
-    start, end = from_ts(ev.start), from_ts(ev.end)
-    return start.hour * 60 + start.minute <= minute <= end.hour * 60 + end.minute and start.date() == end.date()
-
-
-def _names_a_day(text: str) -> bool:
-    return any(pattern.search(text) for pattern in (_WEEKDAY, _DAY_OF_MONTH, _RELATIVE_DAY))
-
-
-def _names_another_day(text: str, moment: datetime) -> bool:
-    """Whether `text` names a weekday or a day of a month that is not the moment's."""
-    weekdays = {w[:3].lower() for w in _WEEKDAY.findall(text)}
-    dates = {(int(d), m[:3].lower()) for d, m in _DAY_OF_MONTH.findall(text)}
-    return bool(weekdays - {f"{moment:%a}".lower()} or dates - {(moment.day, f"{moment:%b}".lower())})
 
 
 def _span(window: TimeWindow) -> dict:
