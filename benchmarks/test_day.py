@@ -77,7 +77,7 @@ BUILD_CODE = (
     "resources/prompts",
     "models/manifest.toml",
 )
-ASK_CODE = {"egodesk/pipeline/ask.py", "egodesk/pipeline/asking.py"}
+ASK_CODE = {"egodesk/pipeline/ask.py", "egodesk/pipeline/asking.py", "egodesk/memory/queries.py"}
 
 
 def build_code_digest() -> str:

@@ -15,8 +15,10 @@ close runner-up is not, and ranks alone cannot tell the two apart.
 - `flat`: the text embedder's cosine alone over whole captions and turns: the dense floor, which beats
   the fusion without it on LoCoMo's multi-hop questions;
 - `timeaware`: EgoCITE's rounds over the atomic views, with cue-word coverage and chronological
-  curation for "first/last time", "right after", "usually".
-Weights: `context` 2, `flat` 1.5, `timeaware` 1 for a question with temporal intent ("last time", "right
+  curation for "first/last time", "right after", "usually";
+- `people`: for a question naming a person whose voice was named, `context` inside the footage where
+  that voice was heard (`retrieval/people.py`): their words are theirs even when their name was not said.
+Weights: `context` 2, `people` 2, `flat` 1.5, `timeaware` 1 for a question with temporal intent ("last time", "right
 after", "usually", "when", a named time); a member of weight 0 (`hybrid`, and `timeaware` for the rest) is
 not run, because on the 200-hour scale library each member's first use costs seconds.
 The moment right after a strong match gets CARRY of its score (`carried`).
@@ -38,10 +40,11 @@ from egodesk.core.words import cue_coverage, cue_words
 from egodesk.retrieval.base import Query, Strategy
 from egodesk.retrieval.context import Context
 from egodesk.retrieval.parent import Flat, Hybrid
+from egodesk.retrieval.people import People
 from egodesk.retrieval.timeaware import TimeAware
 
-MEMBERS: tuple[type[Strategy], ...] = (Hybrid, Context, Flat, TimeAware)
-WEIGHTS = {"hybrid": 0.0, "context": 2.0, "flat": 1.5, "timeaware": 1.0}
+MEMBERS: tuple[type[Strategy], ...] = (Hybrid, Context, Flat, TimeAware, People)
+WEIGHTS = {"hybrid": 0.0, "context": 2.0, "flat": 1.5, "timeaware": 1.0, "people": 2.0}
 PLAIN_TIMEAWARE = 0.0  # timeaware's weight for a question without temporal intent
 PINPOINT_WEIGHT = 3.0  # a member sure of the moment outweighs the others agreeing on another
 ANCHOR_POOL = 8  # the fused top moments searched for the event of "right after X"

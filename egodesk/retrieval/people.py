@@ -1,0 +1,75 @@
+"""`people`: the question's named people, found by their voices.
+
+A person named once in the People panel is known by their voice in every footage, said or not: "What did
+Tom say about the brakes?" holds Tom's words even when the recogniser heard "Ride carefully, the break
+is a bit soft" and never the name. A question naming a named voice ("Tom", "Anika's") is searched inside
+the footage where that voice was heard, with the `context` ranking (dense + BM25 with neighbours), so
+the member proposes the moments with that person that best match the rest of the question; `auto` fuses
+it with the others. A name no voice carries leaves the member silent: the words are searched as words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from sqlalchemy import select
+
+from egodesk.core.types import Evidence
+from egodesk.memory.schema import Voice, VoiceAppearance
+from egodesk.memory.store import Store
+from egodesk.retrieval.base import Query, Strategy
+from egodesk.retrieval.context import Context
+
+
+@dataclass(frozen=True)
+class HeardPerson:
+    """A named voice and the footage it was heard in (ids, in no order)."""
+
+    name: str
+    footage: frozenset[int]
+
+
+def named_voices(store: Store) -> dict[str, HeardPerson]:
+    """Every named voice by its name in lower case; two voices with one name (not yet merged) are one person."""
+    with store.session() as session:
+        rows = session.execute(
+            select(Voice.name, VoiceAppearance.footage_id).join(VoiceAppearance, VoiceAppearance.voice_id == Voice.id)
+        ).all()
+    footage: dict[str, set[int]] = {}
+    names: dict[str, str] = {}
+    for name, footage_id in rows:
+        if name:
+            footage.setdefault(name.lower(), set()).add(footage_id)
+            names.setdefault(name.lower(), name)
+    return {key: HeardPerson(names[key], frozenset(ids)) for key, ids in footage.items()}
+
+
+def people_asked_about(store: Store, query: Query) -> list[HeardPerson]:
+    """The named voices the question names, in the question's order."""
+    names = query.analysis.people
+    if not names:
+        return []
+    voices = named_voices(store)
+    return [voices[n.lower()] for n in names if n.lower() in voices]
+
+
+class People(Strategy):
+    name = "people"
+
+    def available(self) -> bool:
+        return Context(self.memory).available()
+
+    def retrieve(self, query: Query) -> list[Evidence]:
+        people = people_asked_about(self.memory.store, query)
+        if not people:
+            return []
+        heard = set().union(*(p.footage for p in people))
+        asked_in = self.memory.catalog().footage_ids(query.sources)
+        if asked_in is not None:
+            heard &= asked_in
+        if not heard:
+            return []
+        found = Context(self.memory).retrieve(replace(query, sources=sorted(heard), _analysis=query.analysis))
+        for ev in found:
+            ev.strategy = self.name
+        return found

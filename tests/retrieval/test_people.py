@@ -1,0 +1,63 @@
+"""A question naming a named voice is searched where that voice was heard (`retrieval/people.py`)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import numpy as np
+import pytest
+
+from egodesk.core.settings import Settings
+from egodesk.memory.schema import Voice, VoiceAppearance
+from egodesk.retrieval.auto import Auto
+from egodesk.retrieval.base import Memory, Query
+from egodesk.retrieval.people import People, named_voices
+
+from .conftest import build_library, entry
+
+MORNING = datetime(2026, 11, 17, 8, 15)
+OFFICE = datetime(2026, 11, 17, 10, 0)
+
+
+def rows() -> list[dict]:
+    # The name is never said: only the voice tells whose words these are.
+    street = ["Good morning.", "The number forty two bus is late again.", "See you tonight."]
+    office = ["What did you say about the bus? I said the bus was fine.", "I will print the report.", "Coffee is ready."]
+    out = [entry("street", MORNING + timedelta(seconds=10 * i), 5, "transcript", t, i) for i, t in enumerate(street)]
+    return out + [entry("office", OFFICE + timedelta(seconds=10 * i), 5, "transcript", t, i) for i, t in enumerate(office)]
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory, embedder):
+    return build_library(tmp_path_factory.mktemp("people-library"), embedder, rows())
+
+
+def hear(store, name: str | None, title: str) -> None:
+    """A voice (named or not) heard in the footage called `title`."""
+    from egodesk.memory.store import Footage
+
+    with store.session() as session:
+        footage_id = session.query(Footage.id).filter(Footage.title == title).scalar()
+        print_ = np.ones(4, dtype=np.float32).tobytes()
+        voice = Voice(name=name, centroid=print_, seconds=3.0, count=1)
+        session.add(voice)
+        session.flush()
+        session.add(VoiceAppearance(voice_id=voice.id, footage_id=footage_id, centroid=print_, seconds=3.0, level_db=-20.0))
+        session.commit()
+
+
+def test_a_named_voice_is_searched_where_it_was_heard_and_an_unknown_name_is_not(library, embedder):
+    store, indices = library
+    memory = Memory(store, indices, embedder, settings=Settings())
+    question = Query("What did Tom say about the bus?", k=4)
+    assert People(memory).retrieve(question) == []  # no voice is Tom yet: the words are searched as words
+    assert Auto(memory).retrieve(question)[0].source == "office"  # the closer wording, by someone else
+    hear(store, None, "office")  # an unnamed voice does not make a name
+    hear(store, "Tom", "street")
+    assert set(named_voices(store)) == {"tom"}
+    found = People(memory).retrieve(Query("What did Tom say about the bus?", k=4))
+    assert found and {ev.source for ev in found} == {"street"}
+    assert "forty two bus" in found[0].text
+    assert People(memory).retrieve(Query("What did Sara say about the bus?", k=4)) == []
+    fused = Auto(memory).retrieve(Query("What did Tom say about the bus?", k=4))
+    assert fused[0].source == "street" and "people" in fused[0].ranks
