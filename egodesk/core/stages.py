@@ -22,3 +22,8 @@ _ORDER = {stage: i for i, stage in enumerate((TEXT,) + PIPELINE_STAGES)}
 def rank(stage: str) -> int:
     """A stage's place in the order a footage goes through them (an unknown name last)."""
     return _ORDER.get(stage, len(_ORDER))
+
+
+def is_searchable(stages: dict[str, str]) -> bool:
+    """Every stage a search needs is done (the LLM-built memories may still be building)."""
+    return all(state == "done" for stage, state in stages.items() if stage not in LLM_STAGES)

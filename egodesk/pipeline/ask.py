@@ -18,11 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import and_, or_, select
-
 from egodesk.core.timeutil import from_ts, now_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
-from egodesk.memory.schema import Clip, Footage, Keyframe
+from egodesk.memory.queries import footage_starts, place
 from egodesk.perception.llm import TextSink
 from egodesk.reasoning.answer_checks import asked_about, people_order, unmentioned, with_when
 from egodesk.reasoning.answerer import answer_prompt, answer_question, read_answer_ahead
@@ -182,7 +180,7 @@ def ask(
     between questions. Evidence carries its offset into its footage file (for a player to seek to) and
     its keyframe."""
     found = retrieve(memory, question, options, asked_at, strategy, k, sources, count_tokens=llm.count_tokens)
-    place(memory, found.evidence)
+    place(memory.store, found.evidence, memory.cached("footage-starts", lambda: footage_starts(memory.store)))
     if on_evidence is not None:
         on_evidence(found.evidence)
     out = answer(memory, llm, found, question, options, on_text)
@@ -241,35 +239,3 @@ def describe(window: TimeWindow) -> str:
     else:
         span = f"{day(start)} {start:%H:%M} to {day(end)} {end:%H:%M}"
     return f"{window.label} ({span})" if window.label else span
-
-
-def place(memory: Memory, evidence: list[Evidence]) -> None:
-    """Where each piece of evidence is: seconds into its footage file (for the player to seek to) and
-    the keyframe of the clip it starts in (for its chip: the window reads nothing to show it)."""
-    starts = memory.cached("footage-starts", lambda: _footage_starts(memory))
-    for ev in evidence:
-        if ev.footage_id in starts:
-            ev.offset = ev.start - starts[ev.footage_id]
-    if not evidence:
-        return
-    holds_start = or_(
-        *(and_(Clip.footage_id == ev.footage_id, Clip.start_ts <= ev.start, Clip.end_ts > ev.start) for ev in evidence)
-    )
-    query = (
-        select(Clip.footage_id, Clip.start_ts, Clip.end_ts, Keyframe.thumb_path)
-        .join(Keyframe, Keyframe.clip_id == Clip.id)
-        .where(holds_start, Keyframe.thumb_path != "")
-        .order_by(Keyframe.idx)
-    )
-    with memory.store.session() as s:
-        frames = s.execute(query).all()
-    for ev in evidence:
-        for footage_id, start, end, path in frames:
-            if footage_id == ev.footage_id and start <= ev.start < end:
-                ev.keyframe = path
-                break
-
-
-def _footage_starts(memory: Memory) -> dict[int, float]:
-    with memory.store.session() as s:
-        return dict(s.execute(select(Footage.id, Footage.start_ts)).all())

@@ -84,11 +84,6 @@ def _first_unfinished(
     return None
 
 
-def is_searchable(stages: dict[str, str]) -> bool:
-    """Every stage a search needs is done (the LLM-built memories may still be building)."""
-    return all(state == "done" for stage, state in stages.items() if stage not in LLM_STAGES)
-
-
 def set_state(
     store: Store, footage_id: int, stage: str, state: str, error: str = "", done: int | None = None, total: int | None = None
 ) -> None:

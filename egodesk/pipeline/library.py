@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -19,69 +19,22 @@ from egodesk.core.paths import LibraryPaths
 from egodesk.core.settings import Settings
 from egodesk.core.stages import rank as stage_rank
 from egodesk.core.timeutil import now_ts
-from egodesk.core.types import FootageKind, Progress
+from egodesk.core.types import Progress
 from egodesk.media.export import ExportReport, export_range
-from egodesk.memory import corrections, keep
+from egodesk.memory import corrections, keep, queries
 from egodesk.memory.corrections import CorrectedLine
 from egodesk.memory.keep import KeepError, KeptMoment
 from egodesk.memory.people import VoiceInfo
+from egodesk.memory.queries import ClipInfo, FootageInfo, MemoryView
 from egodesk.memory.speech import lines_between
-from egodesk.memory.store import Caption, Clip, Footage, Job, Keyframe, Store, TranscriptSegment
-from egodesk.perception.ocr import TEXT_BREAK, screen_texts
+from egodesk.memory.store import Footage, Job, Store
 from egodesk.pipeline import speakers
 from egodesk.pipeline.asking import question_in_flight
 from egodesk.pipeline.engines import Engines
 from egodesk.pipeline.ingest import AddReport, add_paths
-from egodesk.pipeline.jobs import is_searchable, stage_states
+from egodesk.pipeline.jobs import stage_states
 from egodesk.pipeline.runner import run, worker_lock
 from egodesk.retrieval.search import SearchResult, TextSearch
-
-
-@dataclass
-class FootageInfo:
-    id: int
-    title: str
-    path: str
-    kind: str
-    start: float
-    duration: float
-    start_source: str
-    has_audio: bool
-    stages: dict[str, str]
-    state: str  # indexed | indexing | failed | pending | cancelled
-    error: str = ""
-    thumbnail: Path | None = None
-    searchable: bool = False  # its search stages are done; the LLM-built memories may be building
-    missing: bool = False  # its media file is gone (moved, deleted, a card taken out): its memories stay
-
-
-@dataclass
-class ClipInfo:
-    id: int
-    idx: int
-    start: float
-    end: float
-    offset: float
-    caption: str
-    transcript: list[tuple[float, float, str, str]]  # (start, end, speaker, text)
-    tags: list[tuple[str, float]]
-    ocr: str
-    thumbnails: list[Path] = field(default_factory=list)
-
-
-@dataclass
-class MemoryView:
-    """What memory holds for the clip under the playhead (the memory browser's content)."""
-
-    clip_id: int
-    start: float
-    end: float
-    caption: str
-    transcript: list[tuple[float, float, str, str]]
-    tags: list[tuple[str, float]]
-    ocr: str
-    records: list[str]
-    statements: list[str]
 
 
 @dataclass
@@ -91,19 +44,6 @@ class ImportReport:
     errors: list[tuple[str, str]]
     notes: list[str]
     outcome: dict[str, int]
-
-
-def overall_state(stages: dict[str, str]) -> str:
-    states = set(stages.values())
-    if not states or states == {"done"}:
-        return "indexed"
-    if "failed" in states:
-        return "failed"
-    if "running" in states:
-        return "indexing"
-    if "cancelled" in states:
-        return "cancelled"
-    return "pending"
 
 
 # A question read ahead or asked within this long of the time its prompt was first read counts as asked
@@ -191,77 +131,11 @@ class Library:
 
     # --- reading ------------------------------------------------------------------------------
     def footage(self) -> list[FootageInfo]:
-        with self.store.session() as session:
-            rows = session.scalars(select(Footage).order_by(Footage.start_ts, Footage.id)).all()
-            all_jobs = session.execute(select(Job.footage_id, Job.stage, Job.state, Job.error)).all()
-            thumbs = dict(
-                session.execute(
-                    select(Clip.footage_id, Keyframe.thumb_path).join(Keyframe).where(Clip.idx == 0, Keyframe.idx == 0)
-                ).all()
-            )
-        stages: dict[int, dict[str, str]] = {}
-        errors: dict[int, str] = {}
-        for footage_id, stage, state, error in all_jobs:
-            stages.setdefault(footage_id, {})[stage] = state
-            if error:
-                errors[footage_id] = f"{stage}: {error}"
-        out = []
-        for f in rows:
-            st = dict(sorted(stages.get(f.id, {}).items(), key=lambda kv: stage_rank(kv[0])))
-            thumb = thumbs.get(f.id)
-            out.append(
-                FootageInfo(
-                    f.id,
-                    f.title,
-                    f.path,
-                    f.kind,
-                    f.start_ts,
-                    f.duration,
-                    f.start_source,
-                    f.has_audio,
-                    st,
-                    overall_state(st),
-                    errors.get(f.id, ""),
-                    Path(thumb) if thumb else None,
-                    is_searchable(st),
-                    f.kind != FootageKind.TEXT.value and not Path(f.path).exists(),
-                )
-            )
-        return out
+        return queries.footage(self.store)
 
     def clips(self, footage_id: int, clip_id: int | None = None) -> list[ClipInfo]:
         """A footage's clips with what ingest found in each (just one clip when `clip_id` is given)."""
-        with self.store.session() as session:
-            query = select(Clip).where(Clip.footage_id == footage_id)
-            clips = session.scalars(query.where(Clip.id == clip_id) if clip_id is not None else query.order_by(Clip.idx)).all()
-            ids = [c.id for c in clips]
-            captions = dict(session.execute(select(Caption.clip_id, Caption.text).where(Caption.clip_id.in_(ids))).all())
-            segments = session.scalars(
-                select(TranscriptSegment).where(TranscriptSegment.clip_id.in_(ids)).order_by(TranscriptSegment.idx)
-            ).all()
-            keyframes = session.scalars(select(Keyframe).where(Keyframe.clip_id.in_(ids)).order_by(Keyframe.idx)).all()
-        out = []
-        for clip in clips:
-            frames = [k for k in keyframes if k.clip_id == clip.id]
-            tags: dict[str, float] = {}
-            for kf in frames:
-                for label, score in kf.labels or []:
-                    tags[label] = max(tags.get(label, 0.0), score)
-            out.append(
-                ClipInfo(
-                    id=clip.id,
-                    idx=clip.idx,
-                    start=clip.start_ts,
-                    end=clip.end_ts,
-                    offset=clip.offset,
-                    caption=captions.get(clip.id, ""),
-                    transcript=[(s.start_ts, s.end_ts, s.speaker, s.text) for s in segments if s.clip_id == clip.id],
-                    tags=sorted(tags.items(), key=lambda kv: -kv[1]),
-                    ocr=TEXT_BREAK.join(screen_texts(k.ocr_text or "" for k in frames)),
-                    thumbnails=[Path(k.thumb_path) for k in frames if k.thumb_path],
-                )
-            )
-        return out
+        return queries.clips(self.store, footage_id, clip_id)
 
     def find_footage(self, ref: str) -> int | None:
         """A footage id from an id, a title or a path."""
@@ -485,44 +359,7 @@ class Library:
 
     def memory_at(self, footage_id: int, offset: float) -> MemoryView | None:
         """The clip of `footage_id` that contains `offset` seconds into the file, with its memories."""
-        from egodesk.memory.store import Unit
-
-        with self.store.session() as session:
-            footage = session.get(Footage, footage_id)
-            if footage is None:
-                return None
-            ts = footage.start_ts + offset
-            clip = session.scalar(
-                select(Clip)
-                .where(Clip.footage_id == footage_id, Clip.start_ts <= ts, Clip.end_ts > ts)
-                .order_by(Clip.start_ts.desc())
-            )
-            if clip is None:
-                return None
-            units = session.scalars(
-                select(Unit)
-                .where(
-                    Unit.footage_id == footage_id,
-                    Unit.kind.in_(("memory-entry", "record", "atomic")),
-                    Unit.start_ts < clip.end_ts,
-                    Unit.end_ts > clip.start_ts,
-                )
-                .order_by(Unit.start_ts)
-            ).all()
-            clip_id = clip.id
-        [info] = self.clips(footage_id, clip_id)
-        entries = [u.text for u in units if u.kind == "memory-entry"]
-        return MemoryView(
-            clip_id=clip_id,
-            start=info.start,
-            end=info.end,
-            caption=info.caption,
-            transcript=info.transcript,
-            tags=info.tags,
-            ocr=info.ocr,
-            records=entries or [u.text for u in units if u.kind == "record"],
-            statements=[f"[{u.view}] {u.text}" for u in units if u.kind == "atomic"],
-        )
+        return queries.memory_at(self.store, footage_id, offset)
 
     # --- questions ----------------------------------------------------------------------------
     def follow_reembedding(self) -> None:
