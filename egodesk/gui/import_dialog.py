@@ -30,6 +30,18 @@ VIDEO_FILTER = (
 )
 
 
+def ask_files(parent: QWidget) -> list[Path]:
+    """The files the user picks to import; none when the chooser is closed."""
+    files, _ = QFileDialog.getOpenFileNames(parent, "Import files", "", VIDEO_FILTER)
+    return [Path(f) for f in files]
+
+
+def ask_folder(parent: QWidget) -> list[Path]:
+    """The folder the user picks to import, in a list; none when the chooser is closed."""
+    folder = QFileDialog.getExistingDirectory(parent, "Import a folder")
+    return [Path(folder)] if folder else []
+
+
 class ImportDialog(QDialog):
     def __init__(self, model: ActivityModel, start_import: Callable[[list[Path]], None], parent: QWidget | None = None):
         super().__init__(parent)
@@ -82,13 +94,10 @@ class ImportDialog(QDialog):
         return [Path(self.paths.item(i).text()) for i in range(self.paths.count())]
 
     def choose_files(self) -> None:
-        files, _ = QFileDialog.getOpenFileNames(self, "Import files", "", VIDEO_FILTER)
-        self.add_paths([Path(f) for f in files])
+        self.add_paths(ask_files(self))
 
     def choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Import a folder")
-        if folder:
-            self.add_paths([Path(folder)])
+        self.add_paths(ask_folder(self))
 
     def start(self) -> None:
         paths = self.chosen()

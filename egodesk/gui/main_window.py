@@ -6,26 +6,26 @@ own layout and question history) and where it was left, for the next start (`Reo
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QMessageBox, QWidget
 
 from egodesk import __version__
 from egodesk.core.paths import choose_data_folder
 from egodesk.core.settings import Settings
-from egodesk.core.types import Evidence, Progress
+from egodesk.core.types import Evidence
 from egodesk.gui import ops
 from egodesk.gui.activity import ActivityModel, ActivityView
 from egodesk.gui.ask_panel import AskPanel
 from egodesk.gui.footage_view import FootageView
 from egodesk.gui.formatting import fmt_clock
 from egodesk.gui.help import AboutDialog, LogDialog, open_folder
-from egodesk.gui.import_dialog import VIDEO_FILTER, ImportDialog
+from egodesk.gui.import_dialog import ImportDialog
+from egodesk.gui.import_flow import ImportFlow
 from egodesk.gui.kept import Keeping, KeptPanel
 from egodesk.gui.library_panel import LibraryPanel
 from egodesk.gui.memory_browser import MemoryBrowser
@@ -47,7 +47,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-UNFINISHED = ("pending", "indexing", "failed", "cancelled")
 REFRESH_MS = 600
 
 
@@ -64,9 +63,7 @@ class MainWindow(QMainWindow):
         self.root = str(library.paths.root)
         self.layout_store = QSettings(str(Path(self.root) / "gui.ini"), QSettings.Format.IniFormat)
         self.runner = runner or TaskRunner(self)
-        self.import_task: Task | None = None
         self.watch_task: Task | None = None
-        self._queued: list[Path] = []
         self.setObjectName("main-window")
         self.setWindowTitle(f"egodesk {__version__} — {self.root}")
         self.resize(1360, 860)
@@ -87,7 +84,6 @@ class MainWindow(QMainWindow):
         self.ask_panel = AskPanel(self.runner, self.root, self.layout_store, self.selection, self.thumbnail_for, self)
         self.activity_model = ActivityModel(self.footage_title, self)
         self.activity = ActivityView(self.activity_model, self)
-        self.activity_views = [self.activity]
         self.reopen = Reopen(Path(self.root), self.view, self.library_panel, self._show_note)
         self.docks = {
             "library": self._dock("Library", self.library_panel, Qt.DockWidgetArea.LeftDockWidgetArea),
@@ -101,6 +97,16 @@ class MainWindow(QMainWindow):
         self.docks["activity"].hide()
         self.tabifyDockWidget(self.docks["starred"], self.docks["people"])  # two short lists share a place
         self.docks["starred"].raise_()
+        self.imports = ImportFlow(
+            self,
+            self.runner,
+            library,
+            self.activity_model,
+            self.docks["activity"],
+            lambda: self.view.footage,
+            self.refresh_library,
+        )
+        self.imports.show_in(self.activity)
         self._build_menus()
         self.player.install_shortcuts(self)
         self._refresh_timer = QTimer(self)
@@ -110,8 +116,8 @@ class MainWindow(QMainWindow):
 
         self.library_panel.open_requested.connect(lambda fid: self.view.open_footage(fid))
         self.library_panel.forget_requested.connect(lambda fid: self.forget(fid))
-        self.library_panel.import_files_requested.connect(self.choose_files)
-        self.library_panel.import_folder_requested.connect(self.choose_folder)
+        self.library_panel.import_files_requested.connect(self.imports.choose_files)
+        self.library_panel.import_folder_requested.connect(self.imports.choose_folder)
         self.timeline.forget_requested.connect(self.forget)
         self.search_panel.hits_shown.connect(self.view.mark_search)
         self.search_panel.hit_picked.connect(self.view.play_hit)
@@ -137,8 +143,6 @@ class MainWindow(QMainWindow):
         self.selection.picked.connect(self._select_picked_footage)
         self.runner.changed.connect(self._library_changed)
         self.view.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
-        self.activity.cancel_requested.connect(self.cancel_import)
-        self.activity.resume_requested.connect(self.resume_import)
         self._restore_layout()
         self.refresh_library(then=self.reopen.restore)
         self.refresh_kept()
@@ -159,8 +163,8 @@ class MainWindow(QMainWindow):
         file_menu = bar.addMenu("&File")
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         actions = [
-            ("Import files…", "import", QKeySequence.StandardKey.Open, self.choose_files),
-            ("Import folder…", "folder", None, self.choose_folder),
+            ("Import files…", "import", QKeySequence.StandardKey.Open, self.imports.choose_files),
+            ("Import folder…", "folder", None, self.imports.choose_folder),
             ("Import dialog…", "", QKeySequence("Ctrl+I"), self.open_import_dialog),
             None,
             RecentMenu(Path(self.root), self.change_data_folder, self._show_note, self),
@@ -202,7 +206,7 @@ class MainWindow(QMainWindow):
     def _show_library(self, footage: list, then: Callable[[], None] | None) -> None:
         self.library_panel.set_footage(footage)
         self.view.set_footage(footage)
-        self._update_activity()
+        self.imports.update_activity()
         if then is not None:
             then()
 
@@ -273,64 +277,29 @@ class MainWindow(QMainWindow):
         footage = self.view.footage.get(evidence.footage_id)
         return footage.thumbnail if footage else None
 
-    # -- import ------------------------------------------------------------------------------------
+    # -- import (`ImportFlow`) ---------------------------------------------------------------------
 
-    def choose_files(self) -> None:
-        files, _ = QFileDialog.getOpenFileNames(self, "Import files", "", VIDEO_FILTER)
-        if files:
-            self.import_paths([Path(f) for f in files])
+    @property
+    def import_task(self) -> Task | None:
+        """The import running, if any (one at a time; what is asked meanwhile waits for it)."""
+        return self.imports.task
 
-    def choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Import a folder")
-        if folder:
-            self.import_paths([Path(folder)])
+    @import_task.setter
+    def import_task(self, task: Task | None) -> None:
+        self.imports.task = task
 
     def open_import_dialog(self) -> ImportDialog:
-        dialog = ImportDialog(self.activity_model, self.import_paths, self)
-        dialog.activity.cancel_requested.connect(self.cancel_import)
-        dialog.activity.resume_requested.connect(self.resume_import)
-        self.activity_views.append(dialog.activity)
-        dialog.finished.connect(lambda _r: self.activity_views.remove(dialog.activity))
-        self._update_activity()
-        dialog.open()
-        return dialog
+        return self.imports.open_dialog()
 
     def import_paths(self, paths: list[Path | str], resume: bool = False) -> Task | None:
-        """Import files and folders (indexing them in a worker process). Paths that do not exist or
-        cannot be read are reported at once, with the reason; the rest are imported."""
-        wanted = [Path(p).expanduser() for p in paths]
-        problems, usable = [], []
-        for path in wanted:
-            if not path.exists():
-                problems.append((str(path), "no such file or folder"))
-            elif not os.access(path, os.R_OK):
-                problems.append((str(path), "permission denied"))
-            else:
-                usable.append(path)
-        self.activity_model.add_problems(problems)
-        self._show_activity()
-        if wanted and not usable:
-            self.statusBar().showMessage("Nothing to import: " + "; ".join(f"{p}: {r}" for p, r in problems), 10000)
-            return None
-        if self.import_task is not None and self.import_task.running:
-            self._queued += usable
-            self.statusBar().showMessage(f"{len(usable)} more item(s) will be imported after the current import.", 6000)
-            return self.import_task
-        self.import_task = self.runner.run(
-            ops.import_paths,
-            self.root,
-            [str(p) for p in usable],
-            resume,
-            label="Import",
-            on_progress=self._on_import_progress,
-            on_partial=self._import_added,
-            on_success=self._import_done,
-            on_failure=self._import_failed,
-            on_cancel=self._import_cancelled,
-        )
-        self.import_task.finished.connect(self._import_finished)
-        self._update_activity()
-        return self.import_task
+        """Import files and folders (`ImportFlow.import_paths`)."""
+        return self.imports.import_paths(paths, resume)
+
+    def resume_import(self) -> Task | None:
+        return self.imports.resume()
+
+    def cancel_import(self) -> None:
+        self.imports.cancel()
 
     def open_files(self, paths: list[Path | str]) -> Task | None:
         """Import the files the app was started with (a video the desktop opened it with, `egodesk FILE`)
@@ -362,61 +331,6 @@ class MainWindow(QMainWindow):
         """A message that needs reading (something asked for is not there): longer in the status bar."""
         self.statusBar().showMessage(text, 15000)
 
-    def _show_activity(self) -> None:
-        dock = self.docks["activity"]
-        if dock.isHidden():
-            dock.show()
-            self.resizeDocks([dock], [190], Qt.Orientation.Vertical)
-
-    def resume_import(self) -> Task | None:
-        return self.import_paths([], resume=True)
-
-    def cancel_import(self) -> None:
-        self._queued = []
-        if self.import_task is not None:
-            self.import_task.cancel()
-
-    def _on_import_progress(self, event: Progress) -> None:
-        self.activity_model.on_progress(event)
-
-    def _import_added(self, report: AddReport) -> None:
-        """The files are registered: per-file errors and skipped lines of text tracks ("file:line:
-        reason") are problems to show now; the new footage appears in the library, waiting."""
-        skipped = [tuple(note.split(": ", 1)) if ": " in note else (note, "skipped") for note in report.notes]
-        self.activity_model.add_problems(list(report.errors) + skipped)
-
-    def _import_done(self, _outcome: dict) -> None:
-        self.refresh_library(then=self._report_import)
-
-    def _report_import(self) -> None:
-        failed = sum(1 for f in self.view.footage.values() if f.state == "failed")
-        self.statusBar().showMessage(
-            f"Import finished; {failed} footage failed to index (see Activity)." if failed else "Import finished.", 8000
-        )
-
-    def _import_failed(self, message: str) -> None:
-        self.activity_model.add_problems([("import", message)])
-        self.statusBar().showMessage(f"Import failed: {message}", 10000)
-
-    def _import_cancelled(self, _message: str) -> None:
-        try:
-            self.library.mark_cancelled()  # stages the ended worker left 'running' become resumable
-        except Exception:  # the next worker recovers them anyway
-            log.info("marking cancelled jobs failed", exc_info=True)
-        self.statusBar().showMessage("Import cancelled: finished stages are kept; Resume continues.", 8000)
-
-    def _import_finished(self) -> None:
-        self.import_task = None
-        if self._queued:
-            queued, self._queued = self._queued, []
-            self.import_paths(queued)
-
-    def _update_activity(self) -> None:
-        running = self.import_task is not None and self.import_task.running
-        unfinished = sum(1 for f in self.view.footage.values() if f.state in UNFINISHED)
-        for view in self.activity_views:
-            view.set_state(running, unfinished)
-
     # -- watched folders ---------------------------------------------------------------------------
 
     def watch_folders(self) -> Task | None:
@@ -428,7 +342,7 @@ class MainWindow(QMainWindow):
             ops.watch_folders,
             self.root,
             label="Watch",
-            on_progress=self._on_import_progress,
+            on_progress=self.activity_model.on_progress,
             on_partial=self._watched,
             on_failure=lambda message: self._show_note(f"Watching the folders stopped: {message}"),
         )

@@ -231,6 +231,28 @@ def test_dropping_files_on_the_window_imports_them(qtbot, window, tmp_path, monk
     assert asked == [[tmp_path]]
 
 
+def test_the_import_choosers_import_what_is_chosen_and_nothing_when_closed(qtbot, window, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    chosen = {"files": [str(tmp_path / "a.mp4"), str(tmp_path / "b.mp4")], "folder": str(tmp_path / "gone")}
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames", lambda *a: (chosen["files"], ""))
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a: chosen["folder"])
+    window.library_panel.import_files_requested.emit()  # missing files: reported, no import started
+    window.library_panel.import_folder_requested.emit()
+    assert [p for p, _ in window.activity_model.problems] == [*chosen["files"], chosen["folder"]]
+    dialog = window.open_import_dialog()  # the dialog's choosers are the same: they fill its list
+    dialog.choose_files()
+    dialog.choose_folder()
+    assert [str(p) for p in dialog.chosen()] == [*chosen["files"], chosen["folder"]]
+    chosen.update(files=[], folder="")  # a chooser closed: nothing asked
+    window.library_panel.import_files_requested.emit()
+    window.library_panel.import_folder_requested.emit()
+    dialog.choose_folder()
+    assert len(window.activity_model.problems) == 3 and len(dialog.chosen()) == 3
+    assert window.runner.tasks == []
+    dialog.close()
+
+
 def test_forgetting_a_footage_removes_it_from_the_window(qtbot, window):
     footage = walk_footage(window)
     window.view.open_footage(footage.id)
