@@ -25,7 +25,7 @@ from egodesk.core.settings import Settings
 from egodesk.eval.benchmark import BenchQuestion, load_benchmark
 from egodesk.eval.runner import open_library
 from egodesk.perception.embedder import make_embedder
-from egodesk.pipeline.ask import retrieve, without_model
+from egodesk.pipeline.ask import AskRequest, retrieve, without_model
 from egodesk.retrieval.base import Memory
 
 SETS = ("clean", "real", "locomo", "epic-dev")
@@ -35,8 +35,10 @@ def refusals(memory: Memory, questions: list[BenchQuestion], strategy: str) -> l
     """Each question's decision: refused without the model (and why) or left to the model."""
     out = []
     for q in questions:
-        found = retrieve(memory, q.question, q.options, q.asked_at, strategy, 12, q.sources)
-        settled = without_model(memory, found, q.question, q.options)
+        found = retrieve(
+            memory, AskRequest.make(q.question, memory.settings, None, q.options, q.asked_at, strategy, 12, q.sources)
+        )
+        settled = without_model(memory, found)
         out.append(
             {
                 "id": q.id,

@@ -27,7 +27,7 @@ from egodesk.eval.metrics import QuestionResult, by_category, retrieval_scores, 
 from egodesk.eval.reply_cache import ReplyCache
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.store import Footage, Store, Unit
-from egodesk.pipeline.ask import answer, retrieve
+from egodesk.pipeline.ask import AskRequest, answer, retrieve
 from egodesk.retrieval.base import Memory
 from egodesk.retrieval.catalog import PARENT_KINDS
 from egodesk.retrieval.registry import make_strategy, strategy_class
@@ -160,7 +160,10 @@ def run_questions(
         if done and q.id in done:
             results.append(done[q.id])
             continue
-        found = retrieve(memory, q.question, q.options, q.asked_at, strategy, max(ks), q.sources, online, count_tokens)
+        request = AskRequest.make(
+            q.question, memory.settings, count_tokens, q.options, q.asked_at, strategy, max(ks), q.sources, online
+        )
+        found = retrieve(memory, request)
         result = QuestionResult(q.id, q.category, q.unanswerable, latency_ms=found.seconds * 1000)
         if q.evidence:
             result.retrieval = retrieval_scores(_spans(found.evidence), [(w.source, w.start, w.end) for w in q.evidence], ks)
@@ -180,7 +183,7 @@ def run_questions(
         if llm is not None:
             saved = getattr(llm, "saved_seconds", 0.0)
             found.evidence = found.evidence[:k]
-            _score_answer(q, result, answer(memory, llm, found, q.question, q.options))
+            _score_answer(q, result, answer(memory, llm, found))
             if getattr(llm, "saved_seconds", 0.0) > saved:  # a kept reply: report what answering it cost the model
                 result.answer_ms += (llm.saved_seconds - saved) * 1000
                 result.detail["reply_reused"] = True

@@ -7,18 +7,17 @@ through the pipeline. The GUI calls it from its task runner, never touching SQL 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, update
 
 from egodesk.core.paths import LibraryPaths
 from egodesk.core.settings import Settings
 from egodesk.core.stages import rank as stage_rank
-from egodesk.core.timeutil import now_ts
 from egodesk.core.types import Progress
 from egodesk.media.export import ExportReport, export_range
 from egodesk.memory import corrections, keep, queries
@@ -36,6 +35,11 @@ from egodesk.pipeline.jobs import stage_states
 from egodesk.pipeline.runner import run, worker_lock
 from egodesk.retrieval.search import SearchResult, TextSearch
 
+if TYPE_CHECKING:
+    from egodesk.core.types import Answer
+    from egodesk.pipeline.ask import Asker
+    from egodesk.retrieval.base import Memory
+
 
 @dataclass
 class ImportReport:
@@ -44,19 +48,6 @@ class ImportReport:
     errors: list[tuple[str, str]]
     notes: list[str]
     outcome: dict[str, int]
-
-
-# A question read ahead or asked within this long of the time its prompt was first read counts as asked
-# at that time: as typed, or as asked before.
-ASKED_AT_KEPT_S = 120.0
-
-
-@dataclass
-class _PromptTime:
-    """When a question's prompt (read ahead as it was typed, or to answer it) says it was asked."""
-
-    asked_at: float
-    read_at: float  # time.monotonic() when that time was now
 
 
 class Library:
@@ -69,8 +60,6 @@ class Library:
         self.paths = paths.ensure()
         self.settings = Settings.load(self.paths.settings_file)
         self.store = Store(self.paths.database)
-        # (question, options) -> the time its last prompt says it was asked
-        self._prompt_times: dict[tuple[str, tuple[str, ...] | None], _PromptTime] = {}
 
     @cached_property
     def engines(self) -> Engines:
@@ -370,56 +359,32 @@ class Library:
                 self.__dict__.pop(kept, None)
 
     @cached_property
-    def memory(self):
+    def memory(self) -> Memory:
         """Retrieval's view of the library, kept between questions for its caches."""
         from egodesk.retrieval.base import Memory
 
         e = self.engines
         return Memory(self.store, e.index_manager, e.embedder, llm=e.llm, settings=self.settings)
 
+    @cached_property
+    def asker(self) -> Asker:
+        """The ask path over this library (`pipeline.ask.Asker`), kept for its memo of when each question
+        was asked; it opens the library's memory and model at each question (`_ask_engines`)."""
+        from egodesk.pipeline.ask import Asker
+
+        return Asker(self._ask_engines, lambda: self.settings, lambda: question_in_flight(self.paths))
+
+    def _ask_engines(self) -> tuple[Memory, Any]:
+        """The memory and LLM to answer with, as they are now (`follow_reembedding`)."""
+        self.follow_reembedding()
+        return self.memory, self.engines.llm
+
     def prepare_to_answer(
         self, draft: str = "", options: list[str] | None = None, should_stop=None, asked_at: float | None = None
     ) -> None:
         """Load the LLM and evaluate its answer rules now, while the user types, not at the question; given
-        the question typed so far (at `asked_at`, default now), read the prompt that would answer it
-        (`pipeline.ask.prepare`); a question asked a moment ago is read as it was asked then."""
-        from egodesk.pipeline.ask import prepare
-
-        self.follow_reembedding()
-        before = self._asked_at_before(draft, options) if asked_at is None else None
-        with question_in_flight(self.paths):
-            typed_at = prepare(
-                self.memory,
-                self.engines.llm,
-                draft,
-                options,
-                strategy=self.settings.strategy,
-                k=self.settings.top_k,
-                should_stop=should_stop,
-                asked_at=before if before is not None else asked_at,
-            )
-        if typed_at is not None:
-            self._remember_prompt(draft, options, typed_at)
-
-    @staticmethod
-    def _prompt_key(question: str, options: list[str] | None) -> tuple[str, tuple[str, ...] | None]:
-        return " ".join(question.split()), tuple(options) if options else None
-
-    def _asked_at_before(self, question: str, options: list[str] | None) -> float | None:
-        """When the question was typed or asked, if its prompt was read unchanged a moment ago (ahead, or
-        to answer it): asked at that time, its prompt is the one read, to the second, and gets the reply
-        written to it (`LocalLLM._written_before`): asked again, the same answer, at once."""
-        kept = self._prompt_times.get(self._prompt_key(question, options))
-        return kept.asked_at if kept is not None and time.monotonic() - kept.read_at <= ASKED_AT_KEPT_S else None
-
-    def _remember_prompt(self, question: str, options: list[str] | None, asked_at: float) -> None:
-        """Remember that the question's prompt was just read as asked at `asked_at`; a time remembered
-        before stays as old as it was."""
-        now, key = time.monotonic(), self._prompt_key(question, options)
-        before = self._prompt_times.get(key)
-        read_at = before.read_at if before is not None and before.asked_at == asked_at else now
-        self._prompt_times = {k: t for k, t in self._prompt_times.items() if now - t.read_at <= ASKED_AT_KEPT_S}
-        self._prompt_times[key] = _PromptTime(asked_at, read_at)
+        the question typed so far, read the prompt that would answer it (`Asker.prepare`)."""
+        self.asker.prepare(draft, options, should_stop, asked_at)
 
     def ask(
         self,
@@ -431,31 +396,8 @@ class Library:
         sources: list[int] | None = None,
         on_evidence=None,
         on_text=None,
-    ):
-        """Answer a question from the library's memories (`pipeline.ask`, which says what `on_evidence`
-        and `on_text` are told as the answer comes); the ingest worker holds its LLM memory stages
-        meanwhile. Evidence carries offsets into its footage file so a player can seek to it. `asked_at`
-        defaults to when the question was typed, if it was read ahead unchanged (`prepare_to_answer`),
-        or asked, if it was asked a moment ago; else now."""
-        from egodesk.pipeline.ask import ask, check_question
-
-        check_question(question)  # an empty question is refused before any model is loaded
-        self.follow_reembedding()
-        when = asked_at
-        if when is None:
-            before = self._asked_at_before(question, options)
-            when = before if before is not None else now_ts()
-            self._remember_prompt(question, options, when)
-        with question_in_flight(self.paths):
-            return ask(
-                self.memory,
-                self.engines.llm,
-                question,
-                options=options,
-                asked_at=when,
-                strategy=strategy or self.settings.strategy,
-                k=k or self.settings.top_k,
-                sources=sources,
-                on_evidence=on_evidence,
-                on_text=on_text,
-            )
+    ) -> Answer:
+        """Answer a question from the library's memories (`Asker.ask`: at the time it was typed or asked
+        a moment ago, else now); the ingest worker holds its LLM memory stages meanwhile. Evidence
+        carries offsets into its footage file so a player can seek to it."""
+        return self.asker.ask(question, options, asked_at, strategy, k, sources, on_evidence, on_text)

@@ -13,8 +13,7 @@ import pytest
 from egodesk.cli import main as cli_main
 from egodesk.core.timeutil import parse_iso
 from egodesk.core.types import ABSTENTION
-from egodesk.pipeline.ask import QUESTION_CHARS, QUESTION_TOKENS, shorten
-from egodesk.pipeline.ask import ask as ask_library
+from egodesk.pipeline.ask import QUESTION_CHARS, QUESTION_TOKENS, Asker, shorten
 from egodesk.pipeline.library import Library
 from egodesk.reasoning.answerer import MAX_TOKENS
 from egodesk.reasoning.prompt import SYSTEM
@@ -176,13 +175,7 @@ def test_injection_in_the_question_and_in_a_transcript(library):
 def test_an_answer_that_obeys_instead_of_citing_becomes_the_abstention(library, reply, options):
     """The rule itself, with scripted replies (what a weaker model answered in the cases above)."""
     llm = ScriptedLLM(reply)
-    answer = ask_library(
-        library.memory,
-        llm,
-        f"{INJECTION} Where is the red umbrella?",
-        options=options,
-        asked_at=ASKED_AT,
-    )
+    answer = Asker.over(library.memory, llm).ask(f"{INJECTION} Where is the red umbrella?", options=options, asked_at=ASKED_AT)
     assert answer.abstained and answer.text == ABSTENTION and answer.option_index is None
     assert answer.extra["unsupported"].endswith(repr(options[0] if options else reply["answer"]))
 

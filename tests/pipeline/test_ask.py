@@ -6,10 +6,10 @@ import pytest
 
 from egodesk.core.settings import Settings
 from egodesk.core.timeutil import from_ts, to_ts
-from egodesk.core.types import ABSTENTION
+from egodesk.core.types import ABSTENTION, Answer
 from egodesk.eval.benchmark import BenchQuestion
 from egodesk.eval.runner import run_questions
-from egodesk.pipeline.ask import ask, check_question, describe, prepare, retrieve
+from egodesk.pipeline.ask import ASKED_AT_KEPT_S, Asker, AskRequest, check_question, describe, retrieve
 from egodesk.pipeline.library import Library
 from egodesk.reasoning.answerer import MAX_TOKENS
 from egodesk.retrieval.base import Memory
@@ -22,6 +22,11 @@ from tests.retrieval.conftest import DAY1, DAY2, built, ts  # noqa: F401  (a fix
 def memory(built, embedder):
     store, indices = built
     return Memory(store, indices, embedder, settings=Settings())
+
+
+def ask(memory: Memory, llm, question: str, **given) -> Answer:
+    """A question asked once, as the library asks it (a fresh Asker: no time kept for it)."""
+    return Asker.over(memory, llm).ask(question, **given)
 
 
 def test_ask_retrieves_then_answers_with_cited_evidence(memory):
@@ -58,7 +63,7 @@ def _bench(question: str) -> BenchQuestion:
 EMPTY_CALLERS = {
     "the app (Library.ask)": lambda library, memory, llm, question: library.ask(question),
     "pipeline.ask": lambda library, memory, llm, question: ask(memory, llm, question),
-    "retrieval alone": lambda library, memory, llm, question: retrieve(memory, question),
+    "retrieval alone": lambda library, memory, llm, question: retrieve(memory, AskRequest.make(question, memory.settings)),
     "egodesk eval": lambda library, memory, llm, question: run_questions(memory, [_bench(question)], "auto", k=5, llm=llm),
 }
 
@@ -88,7 +93,9 @@ def test_the_cli_says_an_empty_question_is_empty(tmp_path, monkeypatch, capsys):
 def test_every_strategy_searches_only_inside_the_window_the_question_names(memory):
     asked = ts(DAY2, 3 * 3600)
     for strategy in ("flat", "hybrid", "context", "timeaware", "auto", "carve"):
-        found = retrieve(memory, "What did I take yesterday?", asked_at=asked, strategy=strategy, k=5)
+        found = retrieve(
+            memory, AskRequest.make("What did I take yesterday?", memory.settings, asked_at=asked, strategy=strategy, k=5)
+        )
         assert found.window is not None and found.window.label == "yesterday"
         assert found.evidence and all(found.window.start <= ev.start < found.window.end for ev in found.evidence), strategy
 
@@ -129,7 +136,8 @@ def test_a_question_whose_words_are_found_or_that_names_a_time_goes_to_the_model
 
 
 def test_the_library_days_resolve_day_numbers(memory):
-    found = retrieve(memory, "What did I do on day 2?", asked_at=ts(DAY2, 3600), strategy="hybrid", k=20)
+    request = AskRequest.make("What did I do on day 2?", memory.settings, asked_at=ts(DAY2, 3600), strategy="hybrid", k=20)
+    found = retrieve(memory, request)
     days = {from_ts(ev.start).date() for ev in found.evidence}
     assert found.window is not None and days == {datetime(2024, 3, 13).date()}  # the chat (10 March) is day 1
 
@@ -141,16 +149,13 @@ def test_windows_are_described_as_people_read_them():
 
 
 def test_eval_measures_the_path_the_app_ships(memory, tmp_path):
-    """`egodesk eval` answers a question as the app (`Library.ask`) does: the same moments found, the
+    """`egodesk eval` answers a question as the app (`Library.ask`, through its `Asker`) does: the same moments found, the
     same prompt sent to the model, the same answer taken from the same reply."""
     question = _bench("When did I last take milk?")
     reply = {"evidence": ["E1"], "reasoning": "Milk was taken.", "answer": "At 09:01:20"}
-    library, app_llm, eval_llm = Library(tmp_path / "library"), ScriptedLLM(reply), ScriptedLLM(reply)
-    library.__dict__["memory"] = memory  # the app's retrieval over this library, its models not loaded
-    library.engines.__dict__["llm"] = app_llm
-    app = library.ask(question.question, asked_at=question.asked_at, strategy="auto", k=5)
+    app_llm, eval_llm = ScriptedLLM(reply), ScriptedLLM(reply)
+    app = Asker.over(memory, app_llm).ask(question.question, asked_at=question.asked_at, strategy="auto", k=5)
     [result] = run_questions(memory, [question], "auto", k=5, llm=eval_llm)
-    library.close()
     assert app_llm.sent and eval_llm.sent == app_llm.sent  # the prompt and its schema, to the character
     assert {r["unit"] for r in result.detail["retrieved"]} == {ev.unit_id for ev in app.evidence}
     assert (result.detail["answer"], result.detail["cited"]) == (app.text, app.cited) and app.text.startswith("At 09:01:20")
@@ -161,9 +166,10 @@ def test_a_question_read_ahead_while_typed_is_the_prompt_asking_it_sends_up_to_i
     question = "When was the last time I did this: take paper?"
     reply = {"evidence": ["E1"], "reasoning": "The latest take paper.", "answer": "at 09:00:50"}
     llm = ScriptedLLM(reply, reply)
-    typed_at = prepare(memory, llm, question, k=4)
-    ask(memory, llm, question, k=4)
-    ask(memory, llm, question, k=4, asked_at=typed_at)
+    typer = Asker.over(memory, llm)
+    typed_at = typer.prepare(question)
+    ask(memory, llm, question)  # later, by another: asked now
+    typer.ask(question)  # asked as it was typed: at the time it was typed
     ((read, read_schema, reply_tokens),), ((sent, schema), (sent_as_typed, _)) = llm.read, llm.sent
     assert read_schema == schema and reply_tokens == MAX_TOKENS  # its reply is written ahead as the ask's is
     assert read[0] == sent[0] and "take paper" in read[1]["content"]
@@ -173,11 +179,12 @@ def test_a_question_read_ahead_while_typed_is_the_prompt_asking_it_sends_up_to_i
 
     quiet = ScriptedLLM()
     # The model will not be asked (no footage then; nothing found mentions it), but the time asked counts.
-    assert prepare(memory, quiet, "What did I take at 3 pm?", asked_at=ts(DAY2)) == ts(DAY2)
-    assert prepare(memory, quiet, "Where is my parrot?") is not None
-    assert prepare(memory, quiet, question, should_stop=lambda: True) is None  # asked meanwhile
-    assert prepare(memory, quiet, "   ") is None  # nothing typed yet
-    assert not quiet.read
+    asker = Asker.over(memory, quiet)
+    assert asker.prepare("What did I take at 3 pm?", asked_at=ts(DAY2)) == ts(DAY2)
+    assert asker.prepare("Where is my parrot?") is not None
+    assert asker.prepare(question, should_stop=lambda: True) is None  # asked meanwhile
+    assert asker.prepare("   ") is None  # nothing typed yet
+    assert not quiet.read and typed_at is not None
 
 
 def test_the_moments_found_come_before_the_answer_which_streams(memory):
@@ -234,55 +241,56 @@ def test_the_cli_prints_the_answer_as_it_is_written(tmp_path, monkeypatch, capsy
     assert lines[0] == "On the table" and lines[1].startswith("(withdrawn: ") and lines[2] == ABSTENTION
 
 
-def test_a_question_asked_as_it_was_read_ahead_is_asked_at_the_time_it_was_typed(tmp_path, monkeypatch):
-    """The library asks a question read ahead unchanged (a pause in typing, then Enter) at the time its
-    read prompt says, so that prompt is the one sent; an edited, late or explicitly timed one is not."""
-    import egodesk.pipeline.ask as ask_path
-    from egodesk.pipeline import library as library_module
-
-    library = library_module.Library(tmp_path / "lib")
-    library.__dict__.update(memory=None, engines=type("Engines", (), {"llm": None, "embedder_stale": lambda self: False})())
-    asked: list[float | None] = []
-    monkeypatch.setattr(ask_path, "prepare", lambda *args, **kwargs: 1000.0)
-    monkeypatch.setattr(ask_path, "ask", lambda *args, asked_at=None, **kwargs: asked.append(asked_at))
-    library.prepare_to_answer("Where are  my keys?")
-    library.ask("Where are my keys? ")
-    library.ask("Where are my glasses?")
-    library.ask("Where are my keys?", asked_at=2000.0)
-    library.ask("Where are my keys?", options=["bowl", "shelf"])
-    monkeypatch.setattr(library_module.time, "monotonic", lambda: 1e12)
-    library.ask("Where are my keys?")
-    assert asked[0] == 1000.0 and asked[2] == 2000.0
-    assert all(abs(at - to_ts(datetime.now())) < 60 for at in (asked[1], asked[3], asked[4]))  # now
-    library.close()
-
-
-def test_a_question_asked_again_a_moment_later_is_asked_at_the_time_it_was_first_asked(tmp_path, monkeypatch):
-    """Asked again within ASKED_AT_KEPT_S of its first asking (or read again while retyped), a question is
-    asked at its first time, so its prompt is the one already answered and gets that answer; the time kept
-    is never older than ASKED_AT_KEPT_S, however often the question is asked."""
-    import egodesk.pipeline.ask as ask_path
-    from egodesk.pipeline import library as library_module
-
-    library = library_module.Library(tmp_path / "lib")
-    library.__dict__.update(memory=None, engines=type("Engines", (), {"llm": None, "embedder_stale": lambda self: False})())
-    asked: list[float] = []
-    read: list[float | None] = []
-    monkeypatch.setattr(ask_path, "ask", lambda *args, asked_at=None, **kwargs: asked.append(asked_at))
-    monkeypatch.setattr(ask_path, "prepare", lambda *args, asked_at=None, **kwargs: read.append(asked_at) or asked_at)
+def test_a_question_asked_as_it_was_read_ahead_is_asked_at_the_time_it_was_typed(memory):
+    """An Asker asks a question read ahead unchanged (a pause in typing, then Enter) at the time its read
+    prompt says, so that prompt is the one sent; an edited, late or explicitly timed one is not."""
+    question = "When was the last time I did this: take paper?"
+    llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "The latest take paper.", "answer": "at 09:00:50"}, repeat_last=True)
     clock = [100.0]
-    monkeypatch.setattr(library_module.time, "monotonic", lambda: clock[0])
-    library.ask("Where are my glasses?")
+    asker = Asker.over(memory, llm, clock=lambda: clock[0])
+    typed_at = ts(DAY1, 100)
+    assert asker.prepare("When was the last  time I did this: take paper?", asked_at=typed_at) == typed_at
+    asker.ask(f"{question} ")
+    assert llm.sent[-1][0] == llm.read[-1][0] and "Asked at: Wed 13 March 2024 09:01:40" in llm.sent[-1][0][1]["content"]
+    asker.ask(question, asked_at=ts(DAY2))  # a time given: that time, and the one kept stays
+    assert "Asked at: Thu 14 March 2024" in llm.sent[-1][0][1]["content"] and asker.asked_at(question) == typed_at
+    asker.ask(question, options=["09:00:50", "09:00:00"])  # another question: asked now
+    asker.ask("Where did I put the paper?")
+    now = to_ts(datetime.now())
+    assert all(
+        abs(asker.asked_at(q, o) - now) < 60
+        for q, o in ((question, ["09:00:50", "09:00:00"]), ("Where did I put the paper?", None))
+    )
+    clock[0] += ASKED_AT_KEPT_S + 1  # too late: asked now
+    assert asker.asked_at(question) is None
+    asker.ask(question)
+    assert abs(asker.asked_at(question) - now) < 60
+
+
+def test_a_question_asked_again_a_moment_later_is_asked_at_the_time_it_was_first_asked(memory):
+    """Asked again within ASKED_AT_KEPT_S of its first asking (or read again while retyped), a question is
+    asked at its first time, so its prompt is the one already answered and gets that answer; a changed
+    question gets a time of its own; the time kept is never older than ASKED_AT_KEPT_S, however often
+    the question is asked."""
+    question = "When was the last time I did this: take paper?"
+    llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "The latest take paper.", "answer": "at 09:00:50"}, repeat_last=True)
+    clock = [100.0]
+    asker = Asker.over(memory, llm, clock=lambda: clock[0])
+    asker.ask(question)
+    first = asker.asked_at(question)
+    assert first is not None
     clock[0] += 70
-    library.prepare_to_answer("Where are")  # retyped: read as typed so far
-    library.ask("Where are my  glasses? ")
-    library.prepare_to_answer("Where are my glasses?")
+    retyped = asker.prepare("When was the last time")  # retyped: read as typed so far, at a time of its own
+    assert retyped is not None and retyped > first
+    asker.ask(f" {question.replace(' ', '  ')}")
+    assert asker.prepare(question) == asker.asked_at(question) == first
+    assert llm.sent[0] == llm.sent[1] and llm.read[-1][0] == llm.sent[0][0]  # the very prompt, to the second
+    asker.ask("When was the last time I did this: take milk?")  # changed: a new time
+    assert asker.asked_at("When was the last time I did this: take milk?") > first
     clock[0] += 60  # 130 s after the first asking
-    library.ask("Where are my glasses?")
-    library.ask("Where are my glasses?", options=["desk", "bag"])
-    assert asked[0] == asked[1] == read[1] and read[0] is None  # "Where are" was read as typed now
-    assert asked[2] > asked[0] and asked[3] > asked[2]
-    library.close()
+    assert asker.asked_at(question) is None
+    asker.ask(question)
+    assert asker.asked_at(question) > first
 
 
 def test_a_stated_time_answer_is_what_was_said_not_the_moments_time(memory):
