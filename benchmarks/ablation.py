@@ -55,10 +55,14 @@ RULES = [
         lambda: [mock.patch.object(ask, "empty_window", lambda m, q: None)],
         False,
     ),
-    Rule("nothing mentions it", "pipeline/ask.py: unmentioned", lambda: [mock.patch.object(ask, "unmentioned", lambda a, e: [])]),
+    Rule(
+        "nothing mentions it",
+        "reasoning/answer_checks.py: unmentioned",
+        lambda: [mock.patch.object(ask, "unmentioned", lambda a, e: [])],
+    ),
     Rule(
         "when: the moment's day and time",
-        "pipeline/ask.py: with_when",
+        "reasoning/answer_checks.py: with_when",
         lambda: [mock.patch.object(ask, "with_when", lambda a, c=None: a.text)],
     ),
     Rule(
