@@ -299,12 +299,13 @@ class Asker:
         comes). An empty question is refused before any model is loaded. `asked_at` defaults to the
         time kept for the question (it was read ahead unchanged, or asked, a moment ago), else now;
         that time is kept for it."""
+        now = self._clock()  # the memo's time: the question's, not its model's loading
         with self._in_flight():
             engines = cache(self._engines)  # opened at the first need: after the question is checked
             request = self._request(question, options, asked_at, strategy, k, sources, lambda t: engines()[1].count_tokens(t))
             if asked_at is None:
-                request = self._as_asked_before(request)
-                self._remember(request)
+                request = self._as_asked_before(request, now)
+                self._remember(request, now)
             memory, llm = engines()
             return ask(memory, llm, request, on_evidence, on_text)
 
@@ -323,6 +324,7 @@ class Asker:
         returned (None when nothing was typed or it was asked meanwhile). Asked unchanged, the question's
         prompt is the one read; asked otherwise, it pays for what its prompt does not share with this
         one."""
+        now = self._clock()
         with self._in_flight():
             memory, llm = self._engines()
             llm.keep_prefix(prompt_head(list(options) if options else None, self._settings().answer_choice))
@@ -330,10 +332,10 @@ class Asker:
                 return None
             request = self._request(draft, options, asked_at, None, None, None, llm.count_tokens)
             if asked_at is None:
-                request = self._as_asked_before(request)
+                request = self._as_asked_before(request, now)
             if not read_ahead(memory, llm, request, should_stop):
                 return None
-        self._remember(request)
+        self._remember(request, self._clock())  # read now
         return request.asked_at
 
     def asked_at(self, question: str, options: Sequence[str] | None = None) -> float | None:
@@ -358,16 +360,16 @@ class Asker:
             question, settings, count_tokens, options, asked_at, strategy or settings.strategy, k or settings.top_k, sources
         )
 
-    def _as_asked_before(self, request: AskRequest) -> AskRequest:
+    def _as_asked_before(self, request: AskRequest, now: float) -> AskRequest:
         """The request at the time kept for its question, if one is."""
         kept = self._times.get(request.key)
-        if kept is None or self._clock() - kept.read_at > ASKED_AT_KEPT_S:
+        if kept is None or now - kept.read_at > ASKED_AT_KEPT_S:
             return request
         return replace(request, asked_at=kept.asked_at)
 
-    def _remember(self, request: AskRequest) -> None:
-        """Keep the time the request's prompt says it was asked; a time kept before stays as old as it was."""
-        now = self._clock()
+    def _remember(self, request: AskRequest, now: float) -> None:
+        """Keep the time the request's prompt says it was asked, read at `now`; a time kept before stays as
+        old as it was."""
         before = self._times.get(request.key)
         read_at = before.read_at if before is not None and before.asked_at == request.asked_at else now
         self._times = {key: t for key, t in self._times.items() if now - t.read_at <= ASKED_AT_KEPT_S}
