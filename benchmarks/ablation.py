@@ -56,9 +56,9 @@ RULES = [
         False,
     ),
     Rule(
-        "nothing mentions it",
-        "reasoning/answer_checks.py: unmentioned",
-        lambda: [mock.patch.object(ask, "unmentioned", lambda a, e: [])],
+        "nothing mentions it: noted",
+        "pipeline/ask.py: absent",
+        lambda: [mock.patch.object(ask, "absent", lambda found: [])],
     ),
     Rule(
         "when: the moment's day and time",

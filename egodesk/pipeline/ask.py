@@ -166,7 +166,15 @@ def answer(memory: Memory, llm, found: Retrieval, on_text: TextSink | None = Non
     else:
         shown = attach_facts(memory.catalog(), found.evidence)
         out = answer_question(
-            llm, request.short, shown, request.option_list, request.asked_at, request.budget_tokens, request.choice, on_text
+            llm,
+            request.short,
+            shown,
+            request.option_list,
+            request.asked_at,
+            request.budget_tokens,
+            request.choice,
+            on_text,
+            absent=absent(found),
         )
         out.evidence = people_order(out, shown)
         if query.analysis.asks_when and not query.analysis.asks_stated_time and not out.abstained and not request.options:
@@ -193,24 +201,30 @@ def read_ahead(memory: Memory, llm, request: AskRequest, should_stop: Callable[[
     if without_model(memory, found) is None:  # else it is answered without the model
         shown = attach_facts(memory.catalog(), found.evidence)
         prompt = answer_prompt(
-            llm, request.short, shown, request.option_list, request.asked_at, request.budget_tokens, request.choice
+            llm, request.short, shown, request.option_list, request.asked_at, request.budget_tokens, request.choice, absent(found)
         )
         read_answer_ahead(llm, prompt, should_stop)
     return True
 
 
 def without_model(memory: Memory, found: Retrieval) -> Answer | None:
-    """The abstention, when the model is not to be asked: the question's time window holds no footage,
-    or nothing found mentions the things it asks about."""
-    query, question = found.query, found.request.asked
-    if (empty := empty_window(memory, query)) is not None:
-        return Answer(question, f"{ABSTENTION} You have no footage from {describe(empty)}.", [], abstained=True, grounded=False)
-    if not found.request.options and (missing := unmentioned(query.analysis, found.evidence)):
-        # Nothing found is about it: a small model would still answer from the nearest moment ("Where did
-        # I park my car?" -> "front door", from where the keys were put).
-        said = " or ".join(f"'{w}'" for w in missing[:3])
-        return Answer(question, f"{ABSTENTION} Nothing found mentions {said}.", found.evidence, abstained=True, grounded=False)
+    """The abstention, when the model is not to be asked: the question's time window holds no footage.
+
+    Nothing else is refused unread. What a question asks about may be absent from every line found and
+    still be there, misheard past any sound-alike ("the meta points" for "the vet appointment"): such a
+    question goes to the model with a note saying so (`absent`)."""
+    if (empty := empty_window(memory, found.query)) is not None:
+        return Answer(
+            found.request.asked, f"{ABSTENTION} You have no footage from {describe(empty)}.", [], abstained=True, grounded=False
+        )
     return None
+
+
+def absent(found: Retrieval) -> list[str]:
+    """What an open question asks about that nothing found mentions (`answer_checks.unmentioned`): the
+    prompt tells the model, so it abstains where nothing is about the question instead of answering from
+    the nearest moment ("Where did I park my car?" -> "the front door", where the keys were put)."""
+    return [] if found.request.options else unmentioned(found.query.analysis, found.evidence)
 
 
 def empty_window(memory: Memory, query: Query) -> TimeWindow | None:

@@ -12,7 +12,7 @@ at the end still decide, and an answer they turn into the abstention says what w
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.perception.llm import LLMError, TextSink, chat_json
@@ -109,10 +109,12 @@ def answer_prompt(
     asked_at: float | None = None,
     budget_tokens: int = 600,
     choice: str = "text",
+    absent: Sequence[str] = (),
 ) -> Prompt:
-    """The prompt `answer_question` sends for the same arguments, its rules kept evaluated by `llm`."""
+    """The prompt `answer_question` sends for the same arguments, its rules kept evaluated by `llm`;
+    `absent`: what the question asks about that no line mentions (the prompt says so)."""
     llm.keep_prefix(prompt_head(options, choice))
-    return build_prompt(question, evidence, options, asked_at, budget_tokens, llm.count_tokens, choice)
+    return build_prompt(question, evidence, options, asked_at, budget_tokens, llm.count_tokens, choice, absent)
 
 
 def read_answer_ahead(llm, prompt: Prompt, should_stop: Callable[[], bool] | None = None) -> None:
@@ -131,12 +133,13 @@ def answer_question(
     budget_tokens: int = 600,
     choice: str = "text",
     on_text: TextSink | None = None,
+    absent: Sequence[str] = (),
 ) -> Answer:
     """Ask the LLM; returns an Answer with the cited evidence, grounding and token count. `choice`:
     a multiple-choice answer is the option's "text" or its "letter". `on_text` gets the answer as the
     model writes it (the final Answer is still what counts)."""
     started = time.perf_counter()
-    prompt = answer_prompt(llm, question, evidence, options, asked_at, budget_tokens, choice)
+    prompt = answer_prompt(llm, question, evidence, options, asked_at, budget_tokens, choice, absent)
     stream = FieldStream("answer", on_text, hold=NOT_FOUND) if on_text is not None else None
     try:
         reply, tokens = chat_json(

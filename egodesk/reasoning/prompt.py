@@ -21,6 +21,7 @@ exact prompt text: a change here is a change to every cached answer.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from egodesk.core.timeutil import day_label, from_ts
@@ -216,6 +217,7 @@ def build_prompt(
     budget_tokens: int,
     count_tokens,
     choice: str = "text",
+    absent: Sequence[str] = (),
 ) -> Prompt:
     """The chat messages: rules, evidence (time order, within the token budget for the whole prompt),
     question, options (listed with letters when the answer is a letter, as a plain list when it is the
@@ -233,7 +235,7 @@ def build_prompt(
     tail = f"\n</evidence>{asked}\nQuestion: {_clean(question, QUESTION_CHARS)}{opts}"
     roles = any(e.role for e in evidence if e.pinpointed)
     room = budget_tokens - count_tokens(rules["content"]) - count_tokens(EVIDENCE_OPEN + tail) - TEMPLATE_TOKENS
-    room -= ROLE_NOTE_TOKENS if roles else 0
+    room -= ROLE_NOTE_TOKENS if roles or absent else 0
     chosen: list[Evidence] = []
     seen: list[tuple[Evidence, set[str]]] = []
     headers: set[str] = set()
@@ -261,7 +263,7 @@ def build_prompt(
             lines.append(header)
         lines.append(f"{eid} {_clock(ev)} {texts[id(ev)]}")
     block = "\n".join(lines) or "(no evidence found)"
-    note = _role_note(ids, ordered)
+    note = _role_note(ids, ordered) + _absent_note(absent)
     messages = [rules, {"role": "user", "content": f"{EVIDENCE_OPEN}{block}{tail}{note}"}]
     return Prompt(messages, ids, ordered, answer_schema(ids, options, choice))
 
@@ -276,6 +278,17 @@ def _role_note(ids: list[str], shown: list[Evidence]) -> str:
         return ""
     named = " and ".join(anchor) + (" is" if len(anchor) == 1 else " are")
     return f"\nNote: {named} the moment the question names; {' and '.join(e for e, _ in beside)} came right {beside[0][1]} it."
+
+
+def _absent_note(words: Sequence[str]) -> str:
+    """What the question asks about that no line mentions, not even as heard alike
+    (`answer_checks.unmentioned`). The model still reads the lines, because a word misheard past
+    recognition ("the meta points" for "the vet appointment") is only there in meaning; told, it abstains
+    where nothing is about the question rather than answering from the nearest moment."""
+    if not words:
+        return ""
+    said = " or ".join(f"'{w}'" for w in words[:3])
+    return f"\nNote: no line mentions {said}; answer from a line only if it is plainly about the question."
 
 
 def _repeats(ev: Evidence, words: set[str], other: Evidence, known: set[str]) -> bool:
