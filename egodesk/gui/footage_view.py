@@ -135,7 +135,7 @@ class FootageView(QWidget):
         self.timeline.set_lane(
             "Speech",
             [
-                Span(s, e, f"{speaker + ': ' if speaker else ''}{text}", footage.id)
+                Span(s, e, f"{speaker + ': ' if speaker else ''}{text}", footage.id, group=speaker)
                 for c in self.clips
                 for s, e, speaker, text in c.transcript
             ],

@@ -1,10 +1,11 @@
-"""The timeline under the player: footage of the day, its clips, the transcript, the search field's hits,
-the current answer's evidence and the playhead, in absolute wall-clock time. Click or drag to seek; the wheel zooms (from
-seconds to the whole day) around the cursor, shift+wheel pans; right-click a clip to star, note, export or forget
-it."""
+"""The timeline under the player: footage of the day, its clips, the transcript (coloured by speaker), the
+search field's hits, the current answer's evidence and the playhead, in absolute wall-clock time. Click or drag
+to seek; the wheel zooms (from seconds to the whole day) around the cursor, shift+wheel pans; right-click a clip
+to star, note, export or forget it."""
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,11 @@ RULER_H = 18
 LANES = ("Footage", "Clips", "Speech", "Search", "Evidence")
 LANE_H = 22
 TICKS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600)
+# The Speech lane is coloured by who speaks: light colours (the label stays dark on them), told apart at a glance
+SPEAKER_COLORS = ("#8ecae6", "#f4a6a6", "#b5e07a", "#c9b3f5", "#7fd1c7", "#f7b983", "#eaa2dc")
+ME_COLOR = "#ffd166"  # the wearer's own lines: a colour no other person gets
+# a voice nobody named yet is no one in particular: neutral grey, so that it never passes for a named person
+UNNAMED_COLOR = "#c4c9d1"
 
 
 @dataclass
@@ -41,6 +47,18 @@ class Span:
     label: str = ""
     key: Any = None
     detail: str = ""  # the tooltip, when it says more than the label
+    group: str | None = None  # what its colour follows: on the Speech lane the line's speaker ("" unnamed)
+
+
+def speaker_color(speaker: str) -> QColor:
+    """The colour of a speaker's lines: "me" its own, an unnamed voice grey, and a name always the same one
+    (a stable hash of the name, not Python's hash(), which changes from run to run)."""
+    name = speaker.strip().lower()
+    if not name:
+        return QColor(UNNAMED_COLOR)
+    if name == "me":
+        return QColor(ME_COLOR)
+    return QColor(SPEAKER_COLORS[zlib.crc32(name.encode()) % len(SPEAKER_COLORS)])
 
 
 class Timeline(QWidget):
@@ -159,6 +177,8 @@ class Timeline(QWidget):
                     continue
                 rect = self.span_rect(name, span).intersected(lane)
                 color = QColor(colors[name])
+                if name == "Speech" and span.group is not None:
+                    color = speaker_color(span.group)
                 if name == "Clips" and i % 2:
                     color = color.darker(115)
                 if name == "Evidence" and span.key == self.highlighted:

@@ -55,6 +55,8 @@ def test_name_a_voice_listen_to_it_and_forget_it(qtbot, spoken_window, monkeypat
     qtbot.waitUntil(lambda: bool(panel.voices) and panel.voices[0].me_said, timeout=TASK_MS)
     assert panel.tree.topLevelItem(0).text(0) == "me"
     qtbot.waitUntil(lambda: _lines(window) and all("  me: " in line for line in _lines(window)), timeout=WAIT_MS)
+    speakers = lambda: {span.group for span in window.timeline.lanes["Speech"]}  # noqa: E731
+    qtbot.waitUntil(lambda: "me" in speakers(), timeout=WAIT_MS)  # the speech lane in the wearer's colour too
 
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("John", True))
     at = tree.visualItemRect(panel.tree.topLevelItem(0)).center()

@@ -104,6 +104,41 @@ def test_timeline_pages_along_with_the_playhead(timeline):
     assert timeline.view[0] <= T0 + 100 <= timeline.view[1]
 
 
+def _speech_colors(timeline) -> list[tuple[int, int, int]]:
+    """The colour painted inside each Speech span, sampled near its left edge (clear of the label's text)."""
+    image = timeline.grab().toImage()
+    ratio = image.devicePixelRatio()
+    colors = []
+    for span in timeline.lanes["Speech"]:
+        rect = timeline.span_rect("Speech", span)
+        pixel = image.pixelColor(int((rect.left() + 1.5) * ratio), int((rect.top() + 2) * ratio))
+        colors.append((pixel.red(), pixel.green(), pixel.blue()))
+    return colors
+
+
+def test_timeline_colours_the_speech_lane_by_speaker(qtbot, timeline):
+    lines = [("Katrina", "the packages are outside"), ("Tom", "thanks"), ("me", "I will buy milk")]
+    lines += [("", "hm"), ("Katrina", "see you")]
+    spans = [
+        Span(T0 + 10 * i, T0 + 10 * i + 8, f"{who + ': ' if who else ''}{words}", 1, group=who)
+        for i, (who, words) in enumerate(lines)
+    ]
+    timeline.set_lane("Speech", spans)
+    katrina, tom, me, unnamed, katrina_again = _speech_colors(timeline)
+    assert katrina != tom  # two people, two colours
+    assert katrina == katrina_again  # one person, one colour
+    assert len({katrina, tom, me, unnamed}) == 4  # the wearer and an unnamed voice each look like no one else
+    assert timeline.lanes["Speech"][0].label == "Katrina: the packages are outside"  # the label keeps the name
+
+    other = Timeline()  # another timeline (another footage, another run): the same name, the same colour
+    other.resize(GUTTER + 600, 120)
+    qtbot.addWidget(other)
+    other.show()
+    other.show_range(T0 - 30, T0 + 30)
+    other.set_lane("Speech", [Span(T0 - 20, T0 - 12, "Tom: hello", 2, group="Tom"), Span(T0, T0 + 8, "me: hi", 2, group="me")])
+    assert _speech_colors(other) == [tom, me]
+
+
 def test_memory_browser_shows_the_moment_and_lines_seek(qtbot):
     browser = MemoryBrowser()
     qtbot.addWidget(browser)
