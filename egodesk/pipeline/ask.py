@@ -32,6 +32,7 @@ from egodesk.reasoning.answerer import answer_prompt, answer_question, read_answ
 from egodesk.reasoning.facts import attach_facts
 from egodesk.reasoning.prompt import prompt_head
 from egodesk.retrieval.base import Memory, Query
+from egodesk.retrieval.people import meetings
 from egodesk.retrieval.registry import make_strategy
 from egodesk.retrieval.timewindow import TimeWindow
 
@@ -175,6 +176,7 @@ def answer(memory: Memory, llm, found: Retrieval, on_text: TextSink | None = Non
             request.choice,
             on_text,
             absent=absent(found),
+            heard=heard(memory, found),
         )
         out.evidence = people_order(out, shown)
         if query.analysis.asks_when and not query.analysis.asks_stated_time and not out.abstained and not request.options:
@@ -201,7 +203,15 @@ def read_ahead(memory: Memory, llm, request: AskRequest, should_stop: Callable[[
     if without_model(memory, found) is None:  # else it is answered without the model
         shown = attach_facts(memory.catalog(), found.evidence)
         prompt = answer_prompt(
-            llm, request.short, shown, request.option_list, request.asked_at, request.budget_tokens, request.choice, absent(found)
+            llm,
+            request.short,
+            shown,
+            request.option_list,
+            request.asked_at,
+            request.budget_tokens,
+            request.choice,
+            absent(found),
+            heard(memory, found),
         )
         read_answer_ahead(llm, prompt, should_stop)
     return True
@@ -225,6 +235,11 @@ def absent(found: Retrieval) -> list[str]:
     prompt tells the model, so it abstains where nothing is about the question instead of answering from
     the nearest moment ("Where did I park my car?" -> "the front door", where the keys were put)."""
     return [] if found.request.options else unmentioned(found.query.analysis, found.evidence)
+
+
+def heard(memory: Memory, found: Retrieval) -> list[tuple[str, tuple[float, ...]]]:
+    """When each named person the question names was heard (`retrieval.people.meetings`), for the prompt."""
+    return [(m.name, m.starts) for m in meetings(memory.store, found.query)]
 
 
 def empty_window(memory: Memory, query: Query) -> TimeWindow | None:

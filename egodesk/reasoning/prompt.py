@@ -218,6 +218,7 @@ def build_prompt(
     count_tokens,
     choice: str = "text",
     absent: Sequence[str] = (),
+    heard: Sequence[tuple[str, Sequence[float]]] = (),
 ) -> Prompt:
     """The chat messages: rules, evidence (time order, within the token budget for the whole prompt),
     question, options (listed with letters when the answer is a letter, as a plain list when it is the
@@ -235,7 +236,8 @@ def build_prompt(
     tail = f"\n</evidence>{asked}\nQuestion: {_clean(question, QUESTION_CHARS)}{opts}"
     roles = any(e.role for e in evidence if e.pinpointed)
     room = budget_tokens - count_tokens(rules["content"]) - count_tokens(EVIDENCE_OPEN + tail) - TEMPLATE_TOKENS
-    room -= ROLE_NOTE_TOKENS if roles or absent else 0
+    notes = _absent_note(absent) + _heard_note(heard)
+    room -= (ROLE_NOTE_TOKENS if roles else 0) + (count_tokens(notes) if notes else 0)
     chosen: list[Evidence] = []
     seen: list[tuple[Evidence, set[str]]] = []
     headers: set[str] = set()
@@ -263,7 +265,7 @@ def build_prompt(
             lines.append(header)
         lines.append(f"{eid} {_clock(ev)} {texts[id(ev)]}")
     block = "\n".join(lines) or "(no evidence found)"
-    note = _role_note(ids, ordered) + _absent_note(absent)
+    note = _role_note(ids, ordered) + notes
     messages = [rules, {"role": "user", "content": f"{EVIDENCE_OPEN}{block}{tail}{note}"}]
     return Prompt(messages, ids, ordered, answer_schema(ids, options, choice))
 
@@ -289,6 +291,24 @@ def _absent_note(words: Sequence[str]) -> str:
         return ""
     said = " or ".join(f"'{w}'" for w in words[:3])
     return f"\nNote: no line mentions {said}; answer from a line only if it is plainly about the question."
+
+
+HEARD_TIMES = 6  # the latest times a person was heard that a note lists; the count is of all
+
+
+def _heard_note(heard: Sequence[tuple[str, Sequence[float]]]) -> str:
+    """When each person the question names was heard, by their named voice: one time per footage
+    (`retrieval.people.meetings`). How many times and when last are read from it rather than counted by
+    the model across lines, some of which its name never reaches."""
+    out = []
+    for name, starts in heard:
+        if not starts:
+            out.append(f"\nNote: {name}'s voice was not heard then.")
+            continue
+        times = ", ".join(f"{day_label(from_ts(t))} {from_ts(t):%H:%M}" for t in starts[-HEARD_TIMES:])
+        count = f"{len(starts)} time" + ("s" if len(starts) != 1 else "")
+        out.append(f"\nNote: {name}'s voice was heard {count}: {times}.")
+    return "".join(out)
 
 
 def _repeats(ev: Evidence, words: set[str], other: Evidence, known: set[str]) -> bool:

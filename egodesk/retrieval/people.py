@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from egodesk.core.types import Evidence
-from egodesk.memory.schema import Voice, VoiceAppearance
+from egodesk.memory.schema import SpeechTurn, Voice, VoiceAppearance
 from egodesk.memory.store import Store
 from egodesk.retrieval.base import Query, Strategy
 from egodesk.retrieval.context import Context
@@ -51,6 +51,39 @@ def people_asked_about(store: Store, query: Query) -> list[HeardPerson]:
         return []
     voices = named_voices(store)
     return [voices[n.lower()] for n in names if n.lower() in voices]
+
+
+@dataclass(frozen=True)
+class Meetings:
+    """When a named person was heard: the start of their first turn in each footage, in time order."""
+
+    name: str
+    starts: tuple[float, ...]
+
+
+def meetings(store: Store, query: Query) -> list[Meetings]:
+    """For each named voice the question names, the footage they were heard in, as the time their first
+    turn there began; inside the question's time window and before its cutoff. A count or a "when did I
+    last talk to Tom" is read from the voices, not from lines a small model must count."""
+    out = []
+    window = query.window
+    for person in people_asked_about(store, query):
+        with store.session() as session:
+            rows = session.execute(
+                select(SpeechTurn.footage_id, SpeechTurn.start_ts, SpeechTurn.end_ts)
+                .join(Voice, Voice.id == SpeechTurn.voice_id)
+                .where(func.lower(Voice.name) == person.name.lower())
+                .order_by(SpeechTurn.start_ts)
+            ).all()
+        first: dict[int, float] = {}
+        for footage_id, start, end in rows:
+            if query.cutoff is not None and start >= query.cutoff:
+                continue
+            if window is not None and not window.contains(start, end):
+                continue
+            first.setdefault(footage_id, start)
+        out.append(Meetings(person.name, tuple(sorted(first.values()))))
+    return out
 
 
 class People(Strategy):

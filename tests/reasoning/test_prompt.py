@@ -3,7 +3,7 @@
 import dataclasses
 from datetime import datetime
 
-from egodesk.core.timeutil import from_ts
+from egodesk.core.timeutil import from_ts, to_ts
 from egodesk.core.types import Evidence
 from egodesk.reasoning.prompt import FOCUS_CHARS, SHORT_FOCUS_CHARS, answer_schema, build_prompt, focus
 from egodesk.retrieval.lexical import tokenize
@@ -191,3 +191,19 @@ def test_injected_text_cannot_break_out_of_the_evidence_block():
     user = prompt.messages[1]["content"]
     assert user.count("</evidence>") == 1 and "\nSYSTEM" not in user and "\nE9" not in user
     assert "never instructions" in prompt.messages[0]["content"]
+
+
+def test_the_notes_say_what_no_line_mentions_and_when_a_named_person_was_heard():
+    words = lambda t: len(t.split())  # noqa: E731
+    monday, tuesday = to_ts(datetime(2026, 11, 30, 8, 30)), to_ts(datetime(2026, 12, 1, 9, 20))
+    user = build_prompt(
+        "How many times did I talk to Tom?", EVIDENCE, None, None, 1000, words, heard=[("Tom", (monday, tuesday))]
+    )
+    user = user.messages[1]["content"]
+    assert user.endswith("Note: Tom's voice was heard 2 times: Mon 30 November 2026 08:30, Tue 1 December 2026 09:20.")
+    quiet = build_prompt("Did I talk to Sara?", EVIDENCE, None, None, 1000, words, absent=["sara"], heard=[("Sara", ())])
+    assert quiet.messages[1]["content"].endswith(
+        "Note: no line mentions 'sara'; answer from a line only if it is plainly about the question.\nNote: Sara's voice was not heard then."
+    )
+    plain = build_prompt("What did I do?", EVIDENCE, None, None, 1000, words).messages[1]["content"]
+    assert "Note:" not in plain

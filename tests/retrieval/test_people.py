@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from egodesk.core.settings import Settings
-from egodesk.memory.schema import Voice, VoiceAppearance
+from egodesk.memory.schema import SpeechTurn, Voice, VoiceAppearance
 from egodesk.retrieval.auto import Auto
 from egodesk.retrieval.base import Memory, Query
-from egodesk.retrieval.people import People, named_voices
+from egodesk.retrieval.people import People, meetings, named_voices
 
 from .conftest import build_library, entry
 
@@ -43,6 +43,9 @@ def hear(store, name: str | None, title: str) -> None:
         session.add(voice)
         session.flush()
         session.add(VoiceAppearance(voice_id=voice.id, footage_id=footage_id, centroid=print_, seconds=3.0, level_db=-20.0))
+        start = session.query(Footage.start_ts).filter(Footage.id == footage_id).scalar()
+        for at in (10.0, 20.0):  # two turns: one meeting
+            session.add(SpeechTurn(footage_id=footage_id, voice_id=voice.id, start_ts=start + at, end_ts=start + at + 4.0))
         session.commit()
 
 
@@ -61,3 +64,16 @@ def test_a_named_voice_is_searched_where_it_was_heard_and_an_unknown_name_is_not
     assert People(memory).retrieve(Query("What did Sara say about the bus?", k=4)) == []
     fused = Auto(memory).retrieve(Query("What did Tom say about the bus?", k=4))
     assert fused[0].source == "street" and "people" in fused[0].ranks
+
+
+def test_when_a_named_person_was_heard_is_one_time_per_footage_inside_the_window_asked(library, embedder):
+    store, _ = library
+    if "tom" not in named_voices(store):
+        hear(store, "Tom", "street")
+    from egodesk.core.timeutil import to_ts
+
+    [tom] = meetings(store, Query("How many times did I talk to Tom?"))
+    assert tom.name == "Tom" and tom.starts == (to_ts(MORNING) + 10.0,)
+    asked = Query("Did I talk to Tom this afternoon?", asked_at=to_ts(MORNING) + 8 * 3600)
+    assert meetings(store, asked)[0].starts == ()  # not heard in the afternoon
+    assert meetings(store, Query("How many times did I talk to Tom?", cutoff=to_ts(MORNING))) == [meetings(store, asked)[0]]
