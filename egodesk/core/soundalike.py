@@ -123,13 +123,8 @@ def alike(a: str, b: str) -> bool:
     return spelled_alike(a, b)
 
 
-def heard_forms(words: Sequence[str]) -> list[str]:
-    """The words of a text as a recogniser may have split them: each word, and each two neighbours joined."""
-    return [*words, *(words[i] + words[i + 1] for i in range(len(words) - 1))]
-
-
 def find_alike(word: str, heard: Iterable[str]) -> str | None:
-    """The first of `heard` (lower-case words, neighbours joined: `heard_forms`) that is `word` or sounds
-    or is spelled alike; None when none is."""
+    """The first of `heard` (lower-case words) that is `word` or sounds or is spelled alike; None when
+    none is."""
     word = word.lower()
     return next((h for h in heard if alike(word, h)), None)

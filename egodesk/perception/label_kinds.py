@@ -7,13 +7,12 @@ labels of that kind (whole labels, or label words that only that kind's labels h
 Words that are also names or other things ('Robin', 'Jay', a 'coach', a 'cycle' of washing) are left out.
 Any member of a group matches any other (`same_kind`), so a transcript's "motorbike" also meets a
 question's "scooter". Only kinds a wearer meets and asks about are listed: a missing group costs a
-match, a wrong one costs a refusal the model then has to make.
+match, a wrong one a false match the model then has to see through.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 
 GROUPS: tuple[tuple[str, ...], ...] = (
     ("cat", "kitten", "kitty", "tabby", "tabby cat", "a cat having a striped coat", "persian cat", "siamese cat", "egyptian mau"),
@@ -83,13 +82,3 @@ def same_kind(word: str) -> frozenset[str]:
     """The words and labels naming the same kind of thing as `word` (lower case; itself included when
     it names one), empty when no group holds it."""
     return _members().get(word.lower(), frozenset())
-
-
-@functools.cache
-def _phrase(words: str) -> re.Pattern[str]:
-    return re.compile(rf"\b{re.escape(words)}s?\b")
-
-
-def names_kind(word: str, text: str) -> str | None:
-    """The first member of `word`'s kind that `text` (lower case) names as whole words, else None."""
-    return next((member for member in sorted(same_kind(word)) if member != word and _phrase(member).search(text)), None)

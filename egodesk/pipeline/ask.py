@@ -27,7 +27,7 @@ from egodesk.core.timeutil import from_ts, now_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.memory.queries import footage_starts, place
 from egodesk.perception.llm import TextSink
-from egodesk.reasoning.answer_checks import asked_about, people_order, unmentioned, with_when
+from egodesk.reasoning.answer_checks import asked_about, people_order, with_when
 from egodesk.reasoning.answerer import answer_prompt, answer_question, read_answer_ahead
 from egodesk.reasoning.facts import attach_facts
 from egodesk.reasoning.prompt import prompt_head
@@ -175,7 +175,6 @@ def answer(memory: Memory, llm, found: Retrieval, on_text: TextSink | None = Non
             request.budget_tokens,
             request.choice,
             on_text,
-            absent=absent(found),
             heard=heard(memory, found),
         )
         out.evidence = people_order(out, shown)
@@ -210,7 +209,6 @@ def read_ahead(memory: Memory, llm, request: AskRequest, should_stop: Callable[[
             request.asked_at,
             request.budget_tokens,
             request.choice,
-            absent(found),
             heard(memory, found),
         )
         read_answer_ahead(llm, prompt, should_stop)
@@ -220,21 +218,13 @@ def read_ahead(memory: Memory, llm, request: AskRequest, should_stop: Callable[[
 def without_model(memory: Memory, found: Retrieval) -> Answer | None:
     """The abstention, when the model is not to be asked: the question's time window holds no footage.
 
-    Nothing else is refused unread. What a question asks about may be absent from every line found and
-    still be there, misheard past any sound-alike ("the meta points" for "the vet appointment"): such a
-    question goes to the model with a note saying so (`absent`)."""
+    Nothing else is refused unread: what a question asks about may be absent from every line found and
+    still be there, misheard past any sound-alike ("the meta points" for "the vet appointment")."""
     if (empty := empty_window(memory, found.query)) is not None:
         return Answer(
             found.request.asked, f"{ABSTENTION} You have no footage from {describe(empty)}.", [], abstained=True, grounded=False
         )
     return None
-
-
-def absent(found: Retrieval) -> list[str]:
-    """What an open question asks about that nothing found mentions (`answer_checks.unmentioned`): the
-    prompt tells the model, so it abstains where nothing is about the question instead of answering from
-    the nearest moment ("Where did I park my car?" -> "the front door", where the keys were put)."""
-    return [] if found.request.options else unmentioned(found.query.analysis, found.evidence)
 
 
 def heard(memory: Memory, found: Retrieval) -> list[tuple[str, tuple[float, ...]]]:

@@ -1,10 +1,8 @@
 """The checks an answer must pass, and the mending it gets, around the model's writing.
 
-Before the model: a question about something nothing found mentions is refused (`unmentioned`), since a
-small model would answer from the nearest moment. After it: an answer that is not from the footage
-becomes the abstention (`unsupported`): a small model answers from its own idea of a place or thing,
-obeys an instruction written into a question or a transcript, or repeats what another person said of
-themselves; each way the user would be told something the footage does not say. A "when" answer names
+An answer that is not from the footage becomes the abstention (`unsupported`): a small model answers
+from its own idea of a place or thing, obeys an instruction written into a question or a transcript, or
+repeats what another person said of themselves; each way the user would be told something the footage does not say. A "when" answer names
 the day and time of the moment it cites (`with_when`), and the evidence is ordered for people
 (`people_order`).
 """
@@ -16,11 +14,10 @@ import re
 from datetime import datetime
 from functools import cache
 
-from egodesk.core.soundalike import find_alike, heard_forms
+from egodesk.core.soundalike import find_alike
 from egodesk.core.timeutil import day_label, from_ts
 from egodesk.core.types import Answer, Evidence
-from egodesk.core.words import STOPWORDS, cue_words, lemma
-from egodesk.perception.label_kinds import names_kind
+from egodesk.core.words import cue_words, lemma
 from egodesk.reasoning.speakers import misattributed
 from egodesk.retrieval.lexical import tokenize
 from egodesk.retrieval.question import QuestionAnalysis
@@ -53,58 +50,6 @@ _RELATIVE_DAY = re.compile(r"\b(?:today|yesterday|tonight|this\s+(?:morning|afte
 _GENERIC_CUES = frozenset(
     "be do have go get make see look say tell talk ask speak hear think know want like feel come happen use thing day".split()
 )
-
-
-def _english(question: str) -> bool:
-    """Whether a question reads as English: a third of its words, and at least two, are English
-    function words ("where", "did", "my"); German "Was habe ich ..." has one."""
-    words = re.findall(r"[^\W\d_]+", question.lower())
-    function = sum(w in STOPWORDS for w in words)  # the question words are among them
-    return function >= 2 and 3 * function >= len(words)
-
-
-def unmentioned(analysis: QuestionAnalysis, evidence: list[Evidence]) -> list[str]:
-    """The question's things and names when nothing found mentions any of them and the question's other
-    words are mostly not there either: what it asks about is truly absent. Empty when it is near
-    (then the model reads what was found): half of the other words found is near ("What did I plan to
-    buy for Granny?" of "I will buy some tulips", the name misheard).
-
-    Mentioned counts what was heard alike (`core.soundalike`): a recogniser writes "Mogor Cycle" for
-    "motorcycle" and "pointment" for "appointment", and the question is asked in the words said; and
-    what the tagger named by its kind ('moped' of a motorbike: `perception.label_kinds`). Near
-    counts the rest of the question: "the printed page I read before bed" found as "reading the printed
-    page before mad" holds three of its four words. Its actions are not looked for as things, because an
-    action is asked in general words the moments say in specific ones ("what did I cook?" of "I fry
-    onions"), and a question that names a time is left to the model ("what did I do this morning?"),
-    and so is one not asked in English (the word lists' language): "Wo habe ich meine Schlüssel
-    gelassen?" matches "keys" only in the embedder and the model."""
-    if analysis.window is not None or not _english(analysis.text):
-        return []
-    cues = asked_about(analysis)
-    if not cues:
-        return []
-    heard = _Heard(evidence)
-    if any(heard.mentions(cue) for cue in cues):
-        return []
-    others = [w for w in cue_words(analysis.text) - set(cues) - STOPWORDS - _GENERIC_CUES if len(w) > 1]
-    if others and 2 * sum(heard.mentions(w) for w in others) >= len(others):
-        return []
-    return cues
-
-
-class _Heard:
-    """The words of what was found, as written (lemmas), as a recogniser may have split or misheard them
-    (`soundalike.heard_forms`) and as the tagger names their kind ('moped' for a motorbike:
-    `label_kinds`), for telling whether a word of the question is there."""
-
-    def __init__(self, evidence: list[Evidence]):
-        texts = [f"{ev.source} {ev.text}".lower() for ev in evidence]
-        self.text = "\n".join(texts)
-        self.lemmas = cue_words(self.text)
-        self.forms = list(dict.fromkeys(f for text in texts for f in heard_forms(re.findall(r"[a-z]+", text))))
-
-    def mentions(self, word: str) -> bool:
-        return word in self.lemmas or find_alike(word, self.forms) is not None or names_kind(word, self.text) is not None
 
 
 def asked_about(analysis: QuestionAnalysis) -> list[str]:

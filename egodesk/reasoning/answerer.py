@@ -109,14 +109,12 @@ def answer_prompt(
     asked_at: float | None = None,
     budget_tokens: int = 600,
     choice: str = "text",
-    absent: Sequence[str] = (),
     heard: Sequence[tuple[str, Sequence[float]]] = (),
 ) -> Prompt:
     """The prompt `answer_question` sends for the same arguments, its rules kept evaluated by `llm`;
-    `absent`: what the question asks about that no line mentions; `heard`: when each person it names was
-    heard (the prompt says both)."""
+    `heard`: when each person the question names was heard (the prompt says so)."""
     llm.keep_prefix(prompt_head(options, choice))
-    return build_prompt(question, evidence, options, asked_at, budget_tokens, llm.count_tokens, choice, absent, heard)
+    return build_prompt(question, evidence, options, asked_at, budget_tokens, llm.count_tokens, choice, heard)
 
 
 def read_answer_ahead(llm, prompt: Prompt, should_stop: Callable[[], bool] | None = None) -> None:
@@ -135,14 +133,13 @@ def answer_question(
     budget_tokens: int = 600,
     choice: str = "text",
     on_text: TextSink | None = None,
-    absent: Sequence[str] = (),
     heard: Sequence[tuple[str, Sequence[float]]] = (),
 ) -> Answer:
     """Ask the LLM; returns an Answer with the cited evidence, grounding and token count. `choice`:
     a multiple-choice answer is the option's "text" or its "letter". `on_text` gets the answer as the
     model writes it (the final Answer is still what counts)."""
     started = time.perf_counter()
-    prompt = answer_prompt(llm, question, evidence, options, asked_at, budget_tokens, choice, absent, heard)
+    prompt = answer_prompt(llm, question, evidence, options, asked_at, budget_tokens, choice, heard)
     stream = FieldStream("answer", on_text, hold=NOT_FOUND) if on_text is not None else None
     try:
         reply, tokens = chat_json(

@@ -217,7 +217,6 @@ def build_prompt(
     budget_tokens: int,
     count_tokens,
     choice: str = "text",
-    absent: Sequence[str] = (),
     heard: Sequence[tuple[str, Sequence[float]]] = (),
 ) -> Prompt:
     """The chat messages: rules, evidence (time order, within the token budget for the whole prompt),
@@ -236,7 +235,7 @@ def build_prompt(
     tail = f"\n</evidence>{asked}\nQuestion: {_clean(question, QUESTION_CHARS)}{opts}"
     roles = any(e.role for e in evidence if e.pinpointed)
     room = budget_tokens - count_tokens(rules["content"]) - count_tokens(EVIDENCE_OPEN + tail) - TEMPLATE_TOKENS
-    notes = _absent_note(absent) + _heard_note(heard)
+    notes = _heard_note(heard)
     room -= (ROLE_NOTE_TOKENS if roles else 0) + (count_tokens(notes) if notes else 0)
     chosen: list[Evidence] = []
     seen: list[tuple[Evidence, set[str]]] = []
@@ -280,17 +279,6 @@ def _role_note(ids: list[str], shown: list[Evidence]) -> str:
         return ""
     named = " and ".join(anchor) + (" is" if len(anchor) == 1 else " are")
     return f"\nNote: {named} the moment the question names; {' and '.join(e for e, _ in beside)} came right {beside[0][1]} it."
-
-
-def _absent_note(words: Sequence[str]) -> str:
-    """What the question asks about that no line mentions, not even as heard alike
-    (`answer_checks.unmentioned`). The model still reads the lines, because a word misheard past
-    recognition ("the meta points" for "the vet appointment") is only there in meaning; told, it abstains
-    where nothing is about the question rather than answering from the nearest moment."""
-    if not words:
-        return ""
-    said = " or ".join(f"'{w}'" for w in words[:3])
-    return f"\nNote: no line mentions {said}; answer from a line only if it is plainly about the question."
 
 
 HEARD_TIMES = 6  # the latest times a person was heard that a note lists; the count is of all

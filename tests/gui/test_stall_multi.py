@@ -29,8 +29,7 @@ from tests.conftest import JFK_AUDIO, REPO, WALK_VIDEO, ffmpeg
 STALL_MS = 50  # the goal
 GUARD_MS = 2 * STALL_MS  # what fails the test
 WAIT_MS = 600_000
-# Each is answered by the model, its words streaming in; the last names a thing nothing holds (the
-# prompt says so: `pipeline.ask.absent`).
+# Each is answered by the model, its words streaming in; the last names a thing nothing holds.
 QUESTIONS = (
     "What did the speaker ask his fellow Americans?",
     "What did the speaker say about freedom?",

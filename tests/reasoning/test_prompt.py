@@ -193,7 +193,7 @@ def test_injected_text_cannot_break_out_of_the_evidence_block():
     assert "never instructions" in prompt.messages[0]["content"]
 
 
-def test_the_notes_say_what_no_line_mentions_and_when_a_named_person_was_heard():
+def test_a_note_says_when_a_named_person_was_heard():
     words = lambda t: len(t.split())  # noqa: E731
     monday, tuesday = to_ts(datetime(2026, 11, 30, 8, 30)), to_ts(datetime(2026, 12, 1, 9, 20))
     user = build_prompt(
@@ -201,9 +201,7 @@ def test_the_notes_say_what_no_line_mentions_and_when_a_named_person_was_heard()
     )
     user = user.messages[1]["content"]
     assert user.endswith("Note: Tom's voice was heard 2 times: Mon 30 November 2026 08:30, Tue 1 December 2026 09:20.")
-    quiet = build_prompt("Did I talk to Sara?", EVIDENCE, None, None, 1000, words, absent=["sara"], heard=[("Sara", ())])
-    assert quiet.messages[1]["content"].endswith(
-        "Note: no line mentions 'sara'; answer from a line only if it is plainly about the question.\nNote: Sara's voice was not heard then."
-    )
+    quiet = build_prompt("Did I talk to Sara?", EVIDENCE, None, None, 1000, words, heard=[("Sara", ())])
+    assert quiet.messages[1]["content"].endswith("Note: Sara's voice was not heard then.")
     plain = build_prompt("What did I do?", EVIDENCE, None, None, 1000, words).messages[1]["content"]
     assert "Note:" not in plain
