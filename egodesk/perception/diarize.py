@@ -16,7 +16,8 @@ docs/people.md):
    at `CLUSTER_DISTANCE` (calibrated on the clean test day, checked on the noisy one); a lone window
    whose two neighbours agree takes their label (a speaker does not change for 0.75 s and back).
    Consecutive windows of one label are one turn; each window owns the time up to the midpoints
-   between its centre and its neighbours'.
+   between its centre and its neighbours'. Two turns of one label with a pause under `JOIN_GAP_S`
+   between them are one turn: the VAD splits a sentence at a breath, and the pause is the speaker's.
 4. Across footage, `VoiceBook` keeps one centroid per known voice; a footage's cluster joins the
    closest voice at cosine similarity >= `LIBRARY_SIMILARITY`, else it is a new voice. It is online
    (footage arrive one at a time) and never merges two voices of one footage (two clusters kept
@@ -40,6 +41,7 @@ MEL_BANDS = 40
 WINDOW_S = 1.5
 HOP_S = 0.75
 MIN_REGION_S = 0.3  # shorter VAD regions are clicks and breaths more often than words
+JOIN_GAP_S = 0.5  # a shorter pause between two turns of one voice is inside one turn
 LEVEL_DBFS = -30.0
 CLUSTER_DISTANCE = 0.30
 LIBRARY_SIMILARITY = 0.75
@@ -228,7 +230,7 @@ class Diarizer:
             centre = (start + end) / 2
             a = (centre + (before[1] + before[2]) / 2) / 2 if before else region_start
             b = (centre + (after[1] + after[2]) / 2) / 2 if after else region_end
-            if spans and before and spans[-1][2] == labels[i]:
+            if spans and spans[-1][2] == labels[i] and (before or a - spans[-1][1] < JOIN_GAP_S):
                 spans[-1] = (spans[-1][0], b, int(labels[i]))
             else:
                 spans.append((a, b, int(labels[i])))

@@ -46,6 +46,17 @@ def test_clustering_separates_two_directions_and_labels_in_order():
     assert dz.cluster_embeddings(points[:1]).tolist() == [0]
 
 
+def test_a_short_pause_between_two_turns_of_one_voice_is_inside_the_turn():
+    samples = np.full(10 * dz.SAMPLE_RATE, 0.01, np.float32)
+    regions = [(1.0, 2.0), (2.3, 3.0), (4.0, 5.0)]  # pauses of 0.3 s and 1.0 s
+    windows = dz.windows_in(regions)
+    embeddings = np.tile(np.eye(4)[0], (len(windows), 1)).astype(np.float32)
+    result = dz.Diarizer._turns(samples, regions, windows, embeddings, np.zeros(len(windows), int))
+    assert [(t.start, t.end) for t in result.turns] == [(1.0, 3.0), (4.0, 5.0)]
+    other = dz.Diarizer._turns(samples, regions, windows, embeddings, np.array([0, 1, 0]))
+    assert len(other.turns) == 3  # another voice between them: no joining
+
+
 def _diarization(vectors: dict[int, np.ndarray], seconds: float = 10.0, level: float = -30.0) -> dz.Diarization:
     clusters = [dz.VoiceCluster(label, v / np.linalg.norm(v), seconds, level) for label, v in vectors.items()]
     return dz.Diarization([], clusters)
