@@ -9,11 +9,12 @@ builders. A segment without word timings (imported subtitles) stays whole with t
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from egodesk.memory.corrections import SPEECH, apply_corrections
 from egodesk.memory.schema import TranscriptSegment
 
 
@@ -36,6 +37,17 @@ def clip_holding(clips: Sequence[SpanT], ts: float) -> SpanT | None:
         if clip.start_ts <= ts < clip.end_ts:
             return clip
     return clips[-1] if clips and ts >= clips[-1].start_ts else None
+
+
+def write_transcript(session: Session, footage_id: int, clips: Sequence[_Span], lines: Iterable[dict[str, Any]]) -> None:
+    """Replace a footage's transcript with `lines`, in order: each a segment's `start_ts`, `end_ts`, `text`
+    and what else is known of it (`language`, `words`, `speaker`), stored with the clip holding its start
+    (`clip_holding`). The person's corrections then go back over the new lines."""
+    session.execute(delete(TranscriptSegment).where(TranscriptSegment.footage_id == footage_id))
+    for idx, line in enumerate(lines):
+        clip = clip_holding(clips, line["start_ts"])
+        session.add(TranscriptSegment(footage_id=footage_id, clip_id=clip.id if clip else None, idx=idx, **line))
+    apply_corrections(session, footage_id, (SPEECH,))
 
 
 def segment_clip(segment: TranscriptSegment, clips: Sequence[_Span]) -> int | None:

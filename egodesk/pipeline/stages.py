@@ -23,10 +23,10 @@ from egodesk.media.audio import extract_audio
 from egodesk.media.frames import SampledFrame, read_frame_at, sample_frames
 from egodesk.media.keyframes import select_keyframes, write_thumbnail
 from egodesk.media.photo import read_photo
-from egodesk.memory.corrections import SCREEN, SPEECH, apply_corrections
+from egodesk.memory.corrections import SCREEN, apply_corrections
 from egodesk.memory.people import attach_lines, relabel
 from egodesk.memory.schema import Caption, Clip, Footage, Keyframe, TranscriptSegment
-from egodesk.memory.speech import clip_holding, clip_speech
+from egodesk.memory.speech import clip_speech, write_transcript
 from egodesk.memory.store import Store
 from egodesk.perception.asr import transcribe_as_usual
 from egodesk.pipeline.engines import Engines
@@ -88,26 +88,19 @@ def run_asr(ctx: StageContext) -> None:
             fault_point("asr:segment")
             ctx.report("asr", int(segment.end), int(footage.duration) or 1)
     with ctx.store.session() as session:
-        session.execute(delete(TranscriptSegment).where(TranscriptSegment.footage_id == ctx.footage_id))
-        for idx, segment in enumerate(segments):
-            start = footage.start_ts + segment.start
-            clip = clip_holding(clips, start)
-            words = [
-                [w.text, footage.start_ts + w.start, footage.start_ts + w.end, round(w.probability, 3)] for w in segment.words
-            ]
-            session.add(
-                TranscriptSegment(
-                    footage_id=ctx.footage_id,
-                    clip_id=clip.id if clip else None,
-                    idx=idx,
-                    start_ts=start,
-                    end_ts=footage.start_ts + segment.end,
-                    text=segment.text.strip(),
-                    language=language,
-                    words=words,
-                )
-            )
-        apply_corrections(session, ctx.footage_id, (SPEECH,))  # the person's words over what was heard again
+        lines = (
+            {
+                "start_ts": footage.start_ts + segment.start,
+                "end_ts": footage.start_ts + segment.end,
+                "text": segment.text.strip(),
+                "language": language,
+                "words": [
+                    [w.text, footage.start_ts + w.start, footage.start_ts + w.end, round(w.probability, 3)] for w in segment.words
+                ],
+            }
+            for segment in segments
+        )
+        write_transcript(session, ctx.footage_id, clips, lines)  # the person's words go over what was heard again
         attach_lines(session, ctx.footage_id)  # a rerun's lines get the voices of the turns already stored
         relabel(session)
         finish(session, ctx.footage_id, "asr", len(segments))

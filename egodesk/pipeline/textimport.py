@@ -25,8 +25,8 @@ from egodesk.core.stages import MEMORY_STAGES
 from egodesk.core.timeutil import parse_iso
 from egodesk.core.types import FootageKind
 from egodesk.media.errors import MediaError
-from egodesk.memory.corrections import SPEECH, apply_corrections
 from egodesk.memory.schema import Caption, Clip, Footage, Job, TranscriptSegment
+from egodesk.memory.speech import write_transcript
 from egodesk.memory.store import Store
 from egodesk.pipeline.jobs import ensure_jobs
 
@@ -287,24 +287,16 @@ def _summary(problems: list[str]) -> str:
 
 
 def _attach_transcript(session, footage: Footage, cues: list[Entry]) -> None:
-    """Replace a footage's transcript with the cues, each mapped onto the clip it starts in."""
+    """Replace a footage's transcript with the cues, as the ASR stage writes one (`write_transcript`): each
+    with the clip it starts in; the person's corrections outlive a new subtitle file."""
     clips = session.scalars(select(Clip).where(Clip.footage_id == footage.id).order_by(Clip.idx)).all()
-    for old in session.scalars(select(TranscriptSegment).where(TranscriptSegment.footage_id == footage.id)):
-        session.delete(old)
-    session.flush()
-    for idx, cue in enumerate(cues):
-        start, end = footage.start_ts + cue.start, footage.start_ts + cue.end
-        clip = next((c for c in clips if c.start_ts <= start < c.end_ts), None)
-        speaker, _ = _split_speaker(cue.text)
-        session.add(
-            TranscriptSegment(
-                footage_id=footage.id,
-                clip_id=clip.id if clip else None,
-                idx=idx,
-                start_ts=start,
-                end_ts=end,
-                text=cue.text,
-                speaker=speaker,
-            )
-        )
-    apply_corrections(session, footage.id, (SPEECH,))  # the person's corrections outlive a new subtitle file
+    lines = (
+        {
+            "start_ts": footage.start_ts + cue.start,
+            "end_ts": footage.start_ts + cue.end,
+            "text": cue.text,
+            "speaker": _split_speaker(cue.text)[0],
+        }
+        for cue in cues
+    )
+    write_transcript(session, footage.id, clips, lines)
