@@ -156,7 +156,9 @@ def answer_question(
             extra={"error": str(exc)},
         )
     by_id = dict(zip(prompt.ids, prompt.shown))
-    cited_ids = [c for c in reply.get("evidence") or [] if c in by_id] if isinstance(reply, dict) else []
+    listed = reply.get("evidence") if isinstance(reply, dict) else None
+    # Only the ids shown count: a small model may write a nested list or an object where an id belongs.
+    cited_ids = [c for c in listed if isinstance(c, str) and c in by_id] if isinstance(listed, list) else []
     cited = list(dict.fromkeys(by_id[c].unit_id for c in cited_ids))
     text = str(reply.get("answer", "")).strip() if isinstance(reply, dict) else ""
     out = Answer(

@@ -40,6 +40,13 @@ def test_invented_evidence_ids_are_dropped():
     assert answer.cited == [] and answer.abstained
 
 
+def test_evidence_written_as_anything_but_a_list_of_ids_cites_only_the_ids():
+    nested = ScriptedLLM({"evidence": [["E3"], {"id": "E1"}, 3, "E3"], "reasoning": "-", "answer": "washed a plate"})
+    assert answer_question(nested, "q", EVIDENCE).cited == [9]
+    loose = ScriptedLLM({"evidence": "E3", "reasoning": "-", "answer": "washed a plate"})
+    assert answer_question(loose, "q", EVIDENCE).abstained  # a bare string is not a list of ids
+
+
 def test_open_answer_with_citation():
     answer = answer_question(ScriptedLLM({"evidence": ["E3"], "reasoning": "-", "answer": "washed a plate"}), "q", EVIDENCE)
     assert answer.text == "washed a plate" and answer.cited == [9] and answer.grounded
