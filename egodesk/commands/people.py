@@ -4,7 +4,9 @@
 yours and "me?" for the library's guess of it, how many footage it is heard in, its speech in seconds);
 `egodesk people me ID` says a voice is yours (its lines then say "me"), `egodesk people name ID NAME`
 names one,
-`egodesk people merge A B` makes B part of A (one person heard as two), `egodesk people forget ID` deletes
+`egodesk people merge A B` makes B part of A (one person heard as two), `egodesk people split ID FOOTAGE`
+makes what voice ID was heard as in that footage a voice of its own (someone else taken for them),
+`egodesk people forget ID` deletes
 a person's voice print and name (their words stay, unattributed). A refused change is told on stderr with
 its reason (exit status 2) and changes nothing (`memory.people` says the rules).
 """
@@ -48,6 +50,12 @@ def cmd_people(args: argparse.Namespace) -> int:
                 return 2
             print(_row(library.merge_voices(_id(args.args[0]), _id(args.args[1]))))
             return 0
+        if args.action == "split":
+            if len(args.args) != 2:
+                print("error: say which voice and footage: egodesk people split ID FOOTAGE", file=sys.stderr)
+                return 2
+            print(_row(library.split_voice(_id(args.args[0]), _id(args.args[1], "footage", "egodesk footage"))))
+            return 0
         if len(args.args) != 1:
             print("error: say which voice: egodesk people forget ID", file=sys.stderr)
             return 2
@@ -61,16 +69,18 @@ def cmd_people(args: argparse.Namespace) -> int:
         library.close()
 
 
-def _id(text: str) -> int:
+def _id(text: str, kind: str = "voice", listed_by: str = "egodesk people list") -> int:
     try:
         return int(text)
     except ValueError:
-        raise ValueError(f"{text!r} is not a voice id (see `egodesk people list`)") from None
+        raise ValueError(f"{text!r} is not a {kind} id (see `{listed_by}`)") from None
 
 
 def register(sub) -> None:
-    p = sub.add_parser("people", help="the voices heard: list, name, merge or forget them")
-    p.add_argument("action", choices=["list", "me", "name", "merge", "forget"], nargs="?", default="list")
-    p.add_argument("args", nargs="*", help="me: ID (your own voice); name: ID NAME; merge: A B (B into A); forget: ID")
+    p = sub.add_parser("people", help="the voices heard: list, name, merge, split or forget them")
+    p.add_argument("action", choices=["list", "me", "name", "merge", "split", "forget"], nargs="?", default="list")
+    p.add_argument(
+        "args", nargs="*", help="me: ID (your own voice); name: ID NAME; merge: A B (B into A); split: ID FOOTAGE; forget: ID"
+    )
     p.add_argument("--json", action="store_true", help="with list: as JSON")
     p.set_defaults(func=cmd_people)

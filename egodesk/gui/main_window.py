@@ -132,6 +132,7 @@ class MainWindow(QMainWindow):
         self.people_panel.claim_requested.connect(self.people.claim)
         self.people_panel.name_requested.connect(self.people.ask_name)
         self.people_panel.merge_requested.connect(self.people.confirm_merge)
+        self.people_panel.split_requested.connect(self.people.split)
         self.people_panel.forget_requested.connect(self.people.confirm_forget)
         self.people.message.connect(self._show_note)
         self.memory.correct_requested.connect(self.correct_line)

@@ -150,9 +150,9 @@ def correct(ctx: WorkerContext, root: str, action: str, *args: Any) -> Any:
 @changes(PEOPLE, FOOTAGE)
 def people(ctx: WorkerContext, root: str, action: str, *args: Any) -> Any:
     """A change to the voices: `action` is the `Library` call ("claim_voice", "name_voice", "merge_voices",
-    "forget_voice") and `args` its arguments. It relabels lines and rebuilds those moments' memories, so the
+    "split_voice", "forget_voice") and `args` its arguments. It relabels lines and rebuilds those moments' memories, so the
     footage's views read again too. A refusal (`PeopleError`) comes back as the task's message."""
-    if action not in ("claim_voice", "name_voice", "merge_voices", "forget_voice"):
+    if action not in ("claim_voice", "name_voice", "merge_voices", "split_voice", "forget_voice"):
         raise ValueError(f"not a change to the voices: {action}")
     return _library_call(root, action, *args)
 

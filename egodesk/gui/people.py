@@ -1,8 +1,9 @@
 """People in the window: the People panel lists every voice the library has heard (the wearer's, "me",
 first), each with how many footage it is heard in, how long it speaks, and a few of its turns to listen
-to; a person says which voice is theirs, names a voice once, merges two voices that are one person, and
-forgets one. The wearer the library found by itself is only a guess ("me?") until the person says so:
-only then do that voice's lines say "me" (`memory.people` says why).
+to; a person says which voice is theirs, names a voice once, merges two voices that are one person,
+splits off a footage where a voice was someone else (right-click one of its turns), and forgets one.
+The wearer the library found by itself is only a guess ("me?") until the person says so: only then do
+that voice's lines say "me" (`memory.people` says why).
 
 The panel only says what was asked (its signals); `PeopleActions` asks what it must (the name, which
 voice to merge into, a confirmation before forgetting), runs the change as a task (`ops.people`: a write
@@ -48,6 +49,7 @@ class PeoplePanel(QWidget):
     name_requested = Signal(object)  # VoiceInfo
     claim_requested = Signal(object)  # VoiceInfo: "This is me"
     merge_requested = Signal(object, object)  # VoiceInfo kept, VoiceInfo merged into it
+    split_requested = Signal(object, int)  # VoiceInfo, the footage where it was someone else
     forget_requested = Signal(object)  # VoiceInfo
 
     def __init__(self, parent: QWidget | None = None):
@@ -121,7 +123,11 @@ class PeoplePanel(QWidget):
             self.name_requested.emit(voice)
 
     def _menu(self, pos: QPoint) -> None:
-        voice = self._voice_of(self.tree.itemAt(pos))
+        item = self.tree.itemAt(pos)
+        if item is not None and item.parent() is not None:  # one of a voice's turns
+            self._turn_menu(pos, item)
+            return
+        voice = self._voice_of(item)
         if voice is None:
             return
         menu = QMenu(self)
@@ -135,6 +141,18 @@ class PeoplePanel(QWidget):
                 merge.addAction(voice_title(other), lambda o=other: self.merge_requested.emit(o, voice))
         menu.addSeparator()
         menu.addAction("Forget this voice…", lambda: self.forget_requested.emit(voice))
+        menu.exec(self.tree.viewport().mapToGlobal(pos))
+
+    def _turn_menu(self, pos: QPoint, item: QTreeWidgetItem) -> None:
+        """A turn that is someone else: its footage is split off the voice (after listening to it)."""
+        voice = self._voice_of(item.parent())
+        if voice is None or voice.footage < 2:  # heard in one footage: nothing to split it from
+            return
+        footage_id = int(item.data(0, VOICE_ROLE)[0])
+        menu = QMenu(self)
+        menu.addAction(
+            f"Not {voice_title(voice)} in this footage: a voice of its own", lambda: self.split_requested.emit(voice, footage_id)
+        )
         menu.exec(self.tree.viewport().mapToGlobal(pos))
 
 
@@ -180,6 +198,15 @@ class PeopleActions(QObject):
     def merge(self, into: Any, other: Any) -> Task:
         return self._run(
             "merge_voices", into.id, other.id, done=f"{voice_title(other)} merged into {voice_title(into)}.", failed="Not merged"
+        )
+
+    def split(self, voice: Any, footage_id: int) -> Task:
+        return self._run(
+            "split_voice",
+            voice.id,
+            footage_id,
+            done=f"What {voice_title(voice)} was heard as in that footage is a voice of its own now: name it.",
+            failed="Not split",
         )
 
     def forget(self, voice: Any) -> Task:

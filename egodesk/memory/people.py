@@ -28,6 +28,9 @@ rename rewrites only the lines of that voice and says which footage changed, so 
 are brought up to date (`pipeline.speakers`). Lines that came with their own speaker (imported
 subtitles) are left as they are.
 
+Splitting undoes a wrong match across footage: what a voice was heard as in one footage becomes a voice
+of its own (`split`). A footage's cluster is not split further: its turns keep no embeddings.
+
 Forgetting a voice deletes its print (the voice row and its appearances) and its name; its turns and
 lines stay, with no voice: the words remain as unnamed speech.
 """
@@ -369,6 +372,40 @@ def merge(session: Session, into: int, other: int) -> Spans:
     _refresh(session, {into})
     _set_wearer(session)
     return relabel(session)
+
+
+def split(session: Session, voice_id: int, footage_id: int) -> tuple[int, Spans]:
+    """Take what voice `voice_id` was heard as in footage `footage_id` out of it, as a new unnamed voice
+    (someone else matched to it by the library: its appearance there, turns and lines). The voice a
+    person named or claimed keeps its name and "me"; the new voice's print is that footage's cluster, so a
+    rerun of the footage's speakers stage matches the cluster to it again. Returns the new voice's id
+    and the spans of the lines whose label changed."""
+    voice = _voice(session, voice_id)
+    appearance = session.scalar(
+        select(VoiceAppearance).where(VoiceAppearance.voice_id == voice_id, VoiceAppearance.footage_id == footage_id)
+    )
+    if appearance is None:
+        raise PeopleError(f"{voice.name or f'voice {voice_id}'} is not heard in footage {footage_id}")
+    if session.scalar(select(func.count()).where(VoiceAppearance.voice_id == voice_id)) == 1:
+        raise PeopleError(
+            f"{voice.name or f'voice {voice_id}'} is heard in footage {footage_id} alone: there is nothing to split it from"
+        )
+    new = Voice(centroid=appearance.centroid, seconds=appearance.seconds, count=1)
+    session.add(new)
+    session.flush()
+    appearance.voice_id = new.id
+    session.execute(
+        update(SpeechTurn).where(SpeechTurn.voice_id == voice_id, SpeechTurn.footage_id == footage_id).values(voice_id=new.id)
+    )
+    session.execute(
+        update(TranscriptSegment)
+        .where(TranscriptSegment.voice_id == voice_id, TranscriptSegment.footage_id == footage_id)
+        .values(voice_id=new.id)
+    )
+    session.flush()
+    _refresh(session, {voice_id, new.id})
+    _set_wearer(session)
+    return new.id, relabel(session)
 
 
 def forget_voice(session: Session, voice_id: int) -> Spans:

@@ -313,6 +313,10 @@ class Library:
         """Make voice `other` part of voice `into` (one person heard as two)."""
         return self._voices_changed(speakers.merge_voices(self.store, self.engines, into, other))
 
+    def split_voice(self, voice_id: int, footage_id: int) -> VoiceInfo:
+        """What voice `voice_id` was heard as in footage `footage_id` is someone else: a new voice, to name."""
+        return self._voices_changed(speakers.split_voice(self.store, self.engines, voice_id, footage_id))
+
     def forget_voice(self, voice_id: int) -> int:
         """Delete a person's voice print and name from the library (`speakers.forget_person`); their words
         stay as unnamed speech. The number of lines that lost their speaker."""

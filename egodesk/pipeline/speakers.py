@@ -135,6 +135,13 @@ def merge_voices(store: Store, engines: Engines, into: int, other: int) -> Voice
     return _info(store, into)
 
 
+def split_voice(store: Store, engines: Engines, voice_id: int, footage_id: int) -> VoiceInfo:
+    with store.session() as session:
+        new, changed = people.split(session, voice_id, footage_id)
+    refresh_memory(store, engines, changed)
+    return _info(store, new)
+
+
 def _info(store: Store, voice_id: int) -> VoiceInfo:
     return next(v for v in list_voices(store) if v.id == voice_id)
 

@@ -2,7 +2,7 @@
 its voice listed in the People panel as the library's guess of the wearer ("me?"); a sample clicked plays
 its turn; "This is me" from its menu makes its lines say "me" on the memory panel at once; named by
 double-click, the panel shows the name; forgotten from its menu, it leaves the panel and the lines keep
-their words without it."""
+their words without it. A turn of a voice heard in two footage splits that footage off from its menu."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox
 
 from egodesk.gui.memory_browser import TEXT_ROLE
+from egodesk.gui.people import PeoplePanel
+from egodesk.memory.people import VoiceInfo
 from tests.gui.test_kept import choose, right_click
 from tests.gui.test_window import WAIT_MS
 
@@ -77,3 +79,23 @@ def test_name_a_voice_listen_to_it_and_forget_it(qtbot, spoken_window, monkeypat
     qtbot.waitUntil(lambda: _lines(window) and not any("  me: " in line for line in _lines(window)), timeout=WAIT_MS)
     listing = window.memory.transcript
     assert any(listing.item(i).data(TEXT_ROLE) for i in range(listing.count()))  # the words stay
+
+
+def test_a_turn_that_is_someone_else_splits_its_footage_off_the_voice(qtbot):
+    panel = PeoplePanel()
+    qtbot.addWidget(panel)
+    tom = VoiceInfo(4, "Tom", "Tom", False, 2, 40.0)
+    once = VoiceInfo(5, None, "Voice 5", False, 1, 9.0)
+    panel.set_people([tom, once], {4: [(7, 1000.0, 1004.0)], 5: [(8, 2000.0, 2003.0)]})
+    panel.tree.expandAll()
+    QApplication.processEvents()
+    asked: list = []
+    panel.split_requested.connect(lambda voice, footage_id: asked.append((voice.id, footage_id)))
+    turn = panel.tree.topLevelItem(0).child(0)
+    choose("Not Tom in this footage: a voice of its own")
+    right_click(panel.tree.viewport(), panel.tree.visualItemRect(turn).center())
+    qtbot.waitUntil(lambda: bool(asked), timeout=WAIT_MS)
+    assert asked == [(4, 7)]
+    lone = panel.tree.topLevelItem(1).child(0)  # heard in one footage: nothing to split it from, no menu
+    right_click(panel.tree.viewport(), panel.tree.visualItemRect(lone).center())
+    assert QApplication.activePopupWidget() is None

@@ -181,6 +181,8 @@ def test_refusals_change_nothing(day):
         (lambda s: people.merge(s, sam, sam), "with itself"),
         (lambda s: people.merge(s, sam, 9999), "no voice 9999"),
         (lambda s: people.forget_voice(s, 9999), "no voice 9999"),
+        (lambda s: people.split(s, 9999, ids[HOME]), "no voice 9999"),
+        (lambda s: people.split(s, sam, ids[ALONE]), "not heard in footage"),
     ]
     for attempt, reason in attempts:
         with pytest.raises(PeopleError, match=reason):
@@ -207,6 +209,30 @@ def test_merging_moves_turns_lines_and_appearances(day):
         assert sorted(appearances) == sorted(ids.values())  # one appearance per footage: two clusters combined
         assert not s.scalars(select(TranscriptSegment).where(TranscriptSegment.voice_id == sam)).all()
         assert {line.speaker for line in s.scalars(select(TranscriptSegment).where(TranscriptSegment.voice_id == me))} == {"me"}
+
+
+def test_splitting_off_a_footage_makes_what_was_heard_there_a_voice_of_its_own(day):
+    store, ids = day
+    sam = _voice_of_lines(store, ids[HOME])["Sam"]
+    with store.session() as s:
+        people.rename(s, sam, "Sam")
+        new, changed = people.split(s, sam, ids[NEXT_DAY])  # say the next morning's voice was someone else
+    assert set(changed) == {ids[NEXT_DAY]}  # only that footage's lines lost the name
+    with store.session() as s:
+        kept, split_off = s.get_one(Voice, sam), s.get_one(Voice, new)
+        assert (kept.name, kept.count, split_off.name, split_off.count) == ("Sam", 1, None, 1)
+        appearance = s.scalars(select(VoiceAppearance).where(VoiceAppearance.voice_id == new)).one()
+        assert appearance.footage_id == ids[NEXT_DAY]
+        assert np.allclose(
+            np.frombuffer(split_off.centroid, np.float32), np.frombuffer(appearance.centroid, np.float32), atol=1e-6
+        )
+        assert not s.scalars(select(SpeechTurn).where(SpeechTurn.voice_id == sam, SpeechTurn.footage_id == ids[NEXT_DAY])).all()
+        moved = s.scalars(select(TranscriptSegment).where(TranscriptSegment.voice_id == new)).all()
+        assert moved and {(line.footage_id, line.speaker) for line in moved} == {(ids[NEXT_DAY], "")}
+        home = s.scalars(select(TranscriptSegment).where(TranscriptSegment.voice_id == sam)).all()
+        assert home and {(line.footage_id, line.speaker) for line in home} == {(ids[HOME], "Sam")}
+        with pytest.raises(PeopleError, match="alone"):  # heard in one footage now: nothing left to split from
+            people.split(s, sam, ids[HOME])
 
 
 def test_forgetting_a_voice_keeps_its_words_unattributed(day):

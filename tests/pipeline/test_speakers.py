@@ -135,6 +135,9 @@ def test_people_list_and_refusals_from_the_terminal(home, capsys):
         (("merge", str(sam), str(sam)), "with itself"),
         (("merge", str(sam), "999"), "no voice 999"),
         (("forget", "999"), "no voice 999"),
+        (("split", str(sam), str(ids[ALONE])), "not heard in footage"),
+        (("split", str(sam), "f1"), "not a footage id"),
+        (("split", str(sam)), "which voice and footage"),
     ]:
         code, _, err = _cli(capsys, "people", *args)
         assert code == 2 and reason in err, (args, err)
@@ -161,6 +164,21 @@ def test_naming_a_voice_relabels_lines_captions_and_memory_only_where_it_spoke(h
         s.execute(update(Job).where(Job.footage_id == ids[HOME], Job.stage == "speakers").values(state="pending"))
     library.process()
     assert _sam(library, ids) == sam and _voices(library)[sam].name == NAME
+
+
+def test_a_footage_split_off_a_voice_and_merged_back_from_the_terminal(home, capsys):
+    library, ids = home
+    me = next(v.id for v in _voices(library).values() if v.wearer)
+    code, out, err = _cli(capsys, "people", "split", str(me), str(ids[ALONE]))  # "that was not me there"
+    assert code == 0, err
+    new = int(out.split()[0])
+    with library.store.session() as s:
+        alone = s.scalars(select(TranscriptSegment.voice_id).where(TranscriptSegment.footage_id == ids[ALONE])).all()
+    assert new != me and set(alone) - {None} == {new}
+    assert (_voices(library)[me].count, _voices(library)[new].count) == (1, 1)
+    code, out, err = _cli(capsys, "people", "merge", str(me), str(new))  # it was after all: undone
+    assert code == 0, err
+    assert new not in _voices(library) and _voices(library)[me].count == 2
 
 
 def test_forgetting_a_person_leaves_no_name_or_voice_print_in_any_file(home, capsys):
