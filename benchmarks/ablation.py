@@ -2,7 +2,7 @@
 without it, per set and category (docs/answering.md's rule table).
 
     EGODESK_THREADS=2 .venv/bin/python benchmarks/ablation.py [--sets clean,real,locomo,epic-dev]
-        [--rules NAME,...] [--limit 200] [--json REPORT]
+        [--rules NAME,...] [--limit 200] [--named] [--json REPORT]
 
 Each set is answered through the app's ask path with every rule on, then once per rule with that rule
 switched off (the rule's function replaced by what the path does without it). Replies come from each
@@ -10,7 +10,8 @@ library's reply cache (`egodesk.eval.reply_cache`: greedy replies are a function
 prompt), so switching off a rule that checks or mends a reply costs no model time, and one that shapes
 the prompt pays only for the prompts it changes. A rule that can only act on open answers is not run on
 epic-dev, whose questions all have options. The test days use the libraries `test_day.py` builds (the
-same cache); the shared benchmarks `egodesk eval`'s scratch libraries.
+same cache; `--named`: the copies `test_day.py --named` named, where the rules about people act); the
+shared benchmarks `egodesk eval`'s scratch libraries.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 from unittest import mock
 
 from common import EPIC_DEV, LOCOMO
-from test_day import ask_all, built_library, library_settings
+from test_day import ask_all, built_library, library_settings, named_copy
 from testday.make_day import DAY, make_day, plan_of
 from testday.questions import QUESTIONS, load_questions
 from testday.real_day import QUESTIONS as REAL_QUESTIONS
@@ -56,9 +57,9 @@ RULES = [
         False,
     ),
     Rule(
-        "nothing mentions it: noted",
-        "pipeline/ask.py: absent",
-        lambda: [mock.patch.object(ask, "absent", lambda found: [])],
+        "when a named person was heard: noted",
+        "pipeline/ask.py: heard",
+        lambda: [mock.patch.object(ask, "heard", lambda memory, found: [])],
     ),
     Rule(
         "when: the moment's day and time",
@@ -110,10 +111,12 @@ class Day:
     """A test day's library, opened once (the import's code may change while the run goes on), its
     answers from the library's reply cache."""
 
-    def __init__(self, day: str):
+    def __init__(self, day: str, named: bool):
         plan = plan_of(day)
         paths = make_day(plan=plan, log=lambda line: None)
         self.library, _, _ = built_library(paths, library_settings("llm-quality", True), log=lambda line: None)
+        if named:
+            self.library = named_copy(self.library, plan, log=lambda line: None, reuse=True)
         self.library.engines.llm = ReplyCache(self.library.engines.llm, self.library.paths.root / "llm-replies.sqlite")
         self.questions = load_questions(QUESTIONS if plan is DAY else REAL_QUESTIONS)
 
@@ -139,10 +142,10 @@ def bench_scores(folder: Path, limit: int) -> dict[str, list[float]]:
     return scores
 
 
-def scorer(name: str, limit: int) -> tuple[Callable[[], dict], Callable[[], None]]:
+def scorer(name: str, limit: int, named: bool) -> tuple[Callable[[], dict], Callable[[], None]]:
     """The set's scoring run, and what closes it."""
     if name in ("clean", "real"):
-        day = Day(name)
+        day = Day(name, named)
         return day.scores, day.library.close
     folder = LOCOMO if name == "locomo" else EPIC_DEV
     return (lambda: bench_scores(folder, limit)), (lambda: None)
@@ -153,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", default=",".join(SETS), help="comma separated, of: " + ", ".join(SETS))
     parser.add_argument("--rules", help="comma separated rule names (default: all)")
     parser.add_argument("--limit", type=int, default=200, help="questions of each shared benchmark")
+    parser.add_argument("--named", action="store_true", help="the test days with their voices named (test_day.py --named)")
     parser.add_argument("--json", type=Path, help="write every figure here")
     args = parser.parse_args(argv)
     sets = args.sets.split(",")
@@ -160,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     say = lambda line: print(line, flush=True)  # noqa: E731
     # Set by set, the JSON rewritten after each run: a stopped run keeps every figure it measured.
     report: dict[str, dict] = {"with every rule": {}, **{rule.name: {} for rule in rules}}
-    scorers = {s: scorer(s, args.limit) for s in sets}  # each library opened now, as the code that built it
+    scorers = {s: scorer(s, args.limit, args.named) for s in sets}  # each library opened now, as the code that built it
     for s in sets:
         scores_of, close = scorers[s]
         report["with every rule"][s] = scores_of()

@@ -34,6 +34,7 @@ from sqlalchemy import select
 from testday import hearing
 from testday.judge import is_right
 from testday.make_day import DAY, default_out, files_digest, make_day, plan_of, script
+from testday.naming import name_voices
 from testday.questions import QUESTIONS, DayQuestion, interleaved, load_questions
 from testday.real_day import QUESTIONS as REAL_QUESTIONS
 
@@ -136,6 +137,28 @@ def built_library(
     if unfinished:
         raise RuntimeError("footage not indexed: " + "; ".join(unfinished))
     return library, seconds, stage_s
+
+
+def named_copy(library: Library, plan, log=print, reuse: bool = False) -> Library:
+    """A fresh copy of the built library (beside it, "-named") with its voices named as a person names them
+    in the People panel; the built library stays unnamed for the runs before naming. `reuse`: open the
+    copy an earlier run named, with its reply cache, when there is one."""
+    import shutil
+
+    source = library.paths.root
+    library.close()
+    target = source.with_name(source.name + "-named")
+    if reuse and target.exists():
+        return Library(target)
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(source, target)
+    named = Library(target)
+    started = time.perf_counter()
+    actions = name_voices(named, plan)
+    log(f"voices named as a person would ({time.perf_counter() - started:.1f} s, the memories they show brought up to date):")
+    for n in actions:
+        log(f"  voice {n.voice}: sounds like {n.heard_as or 'nobody met'} -> {n.action}")
+    return named
 
 
 def _spans(evidence) -> list[tuple[str, float, float]]:
@@ -317,6 +340,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-answers", action="store_true", help="retrieval-only runs alone")
     parser.add_argument("--typed", action="store_true", help="read each question ahead (a pause in typing it) before asking it")
     parser.add_argument("--rebuild", action="store_true", help="import into a fresh library even when one is cached")
+    parser.add_argument(
+        "--named",
+        action="store_true",
+        help="ask a copy of the library whose voices were named as a person names them (testday/naming.py)",
+    )
     parser.add_argument("--json", type=Path, help="write the report here (default: report.json in the library folder)")
     args = parser.parse_args(argv)
 
@@ -327,6 +355,8 @@ def main(argv: list[str] | None = None) -> int:
     paths = make_day(args.out or default_out(None if plan is DAY else plan), log=say, plan=plan)
     settings = library_settings(args.llm, not args.no_memories)
     library, import_s, stage_s = built_library(paths, settings, args.rebuild, log=say)
+    if args.named:
+        library = named_copy(library, plan, log=say)
     footage_s = sum(f.duration for f in library.footage())
     llm_s = sum(stage_s.get(stage, 0.0) for stage in LLM_STAGES)
     if llm_s:
@@ -344,6 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         "footage_seconds": round(footage_s, 1),
         "stage_seconds": {stage: round(v, 1) for stage, v in stage_s.items()},
         "questions": len(questions),
+        "named": args.named,
     }
     path = Path(args.json or library.paths.root / "report.json")
     strategy = args.strategy or settings.strategy

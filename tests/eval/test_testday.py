@@ -27,7 +27,7 @@ from egodesk.media.probe import probe
 from egodesk.media.starttime import recording_start, start_from_name
 
 REPO = Path(__file__).resolve().parents[2]
-CLASSES = {"where", "visual", "written", "said", "with", "after", "clock", "day", "count", "unanswerable"}
+CLASSES = {"where", "visual", "written", "said", "with", "after", "clock", "day", "count", "unanswerable", "people"}
 
 
 DAYS = pytest.mark.parametrize(
