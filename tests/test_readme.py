@@ -33,8 +33,14 @@ NOT_RUN_HERE = {
 }
 LAST = ("forget",)  # run after the others, a span before the whole footage: they need what it removes
 # What the sample footage cannot give, said with a non-zero exit: it shows no text on screen to correct,
-# no umbrella to find (search exits 1 on no hits, as grep does), and one voice only, nothing to merge.
-REFUSED_HERE = {"--screen": "no on-screen text", "search 'umbrella": "0 hits", "people merge": "no voice 2"}
+# no umbrella to find (search exits 1 on no hits, as grep does), and one voice in one footage only,
+# nothing to merge or split.
+REFUSED_HERE = {
+    "--screen": "no on-screen text",
+    "search 'umbrella": "0 hits",
+    "people merge": "no voice 2",
+    "people split": "nothing to split it from",
+}
 
 
 def _shown_lines(text: str) -> list[str]:
