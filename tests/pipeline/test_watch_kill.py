@@ -60,7 +60,15 @@ def start_watcher(root: Path, log: Path, **extra: str) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != "EGODESK_KILL_AT"}
     env.update(FAST, EGODESK_HOME=str(root), **extra)
     with open(log, "ab") as out:
-        return subprocess.Popen([sys.executable, "-m", "egodesk", "watch", "run"], stdout=out, stderr=out, env=env)
+        # Ctrl-C as from a terminal: Python turns SIGINT into KeyboardInterrupt only when the process did not
+        # start with it ignored, and a test runner's process may hand an ignored SIGINT down.
+        return subprocess.Popen(
+            [sys.executable, "-m", "egodesk", "watch", "run"],
+            stdout=out,
+            stderr=out,
+            env=env,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
 
 
 def counts(root: Path) -> dict:
