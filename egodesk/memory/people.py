@@ -380,16 +380,14 @@ def split(session: Session, voice_id: int, footage_id: int) -> tuple[int, Spans]
     person named or claimed keeps its name and "me"; the new voice's print is that footage's cluster, so a
     rerun of the footage's speakers stage matches the cluster to it again. Returns the new voice's id
     and the spans of the lines whose label changed."""
-    voice = _voice(session, voice_id)
+    who = _voice(session, voice_id).name or f"voice {voice_id}"
     appearance = session.scalar(
         select(VoiceAppearance).where(VoiceAppearance.voice_id == voice_id, VoiceAppearance.footage_id == footage_id)
     )
     if appearance is None:
-        raise PeopleError(f"{voice.name or f'voice {voice_id}'} is not heard in footage {footage_id}")
+        raise PeopleError(f"{who} is not heard in footage {footage_id}")
     if session.scalar(select(func.count()).where(VoiceAppearance.voice_id == voice_id)) == 1:
-        raise PeopleError(
-            f"{voice.name or f'voice {voice_id}'} is heard in footage {footage_id} alone: there is nothing to split it from"
-        )
+        raise PeopleError(f"{who} is heard in footage {footage_id} alone: there is nothing to split it from")
     new = Voice(centroid=appearance.centroid, seconds=appearance.seconds, count=1)
     session.add(new)
     session.flush()

@@ -2,9 +2,9 @@
 
 An answer that is not from the footage becomes the abstention (`unsupported`): a small model answers
 from its own idea of a place or thing, obeys an instruction written into a question or a transcript, or
-repeats what another person said of themselves; each way the user would be told something the footage does not say. A "when" answer names
-the day and time of the moment it cites (`with_when`), and the evidence is ordered for people
-(`people_order`).
+repeats what another person said of themselves; each way the user would be told something the footage
+does not say. A "when" answer names the day and time of the moment it cites (`with_when`), and the
+evidence is ordered for people (`people_order`).
 """
 
 from __future__ import annotations
