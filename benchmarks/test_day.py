@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -108,8 +109,6 @@ def built_library(
     stage took now, over all footage (from each stage's start and end events)."""
     root = cache_dir("testday", key=library_key(files_digest(paths), settings))
     if rebuild and root.exists():
-        import shutil
-
         shutil.rmtree(root)
     library = Library(root)
     library.save_settings(settings)
@@ -143,8 +142,6 @@ def named_copy(library: Library, plan, log=print, reuse: bool = False) -> Librar
     """A fresh copy of the built library (beside it, "-named") with its voices named as a person names them
     in the People panel; the built library stays unnamed for the runs before naming. `reuse`: open the
     copy an earlier run named, with its reply cache, when there is one."""
-    import shutil
-
     source = library.paths.root
     library.close()
     target = source.with_name(source.name + "-named")
