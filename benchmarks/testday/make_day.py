@@ -44,8 +44,10 @@ FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf")  # Debian fo
 WIDTH, HEIGHT, FPS = 848, 480, 30  # the walk video's frame size; 30 fps like a wearable camera
 RATE = 22050  # espeak-ng's sample rate; the track is mixed at it and encoded to AAC
 
-# The clean day's voices (espeak-ng voice+variant): the wearer and the people they meet.
-WEARER, MARIA, TOM, PRIYA, BARISTA = "en-gb", "en-gb+f4", "en-us+m3", "en-gb+f2", "en-gb-x-rp"
+# The clean day's voices (espeak-ng voice+variant): the wearer and the people they meet. A variant is
+# written on "en", not "en-gb": espeak-ng 1.51 ignores a variant after "en-gb" without a word and speaks the
+# wearer's own voice.
+WEARER, MARIA, TOM, PRIYA, BARISTA = "en-gb", "en+f4", "en-us+m3", "en+f2", "en-gb-x-rp"
 # The clean day speaks slower than espeak-ng's default (175 words a minute) with short gaps between
 # words, so that Whisper hears what is said (at the default it heard "late" as "right", "Tom" as "time").
 # The real day (real_day.py) speaks at people's rates instead, through rooms and noise.
@@ -465,6 +467,9 @@ def walk_ambience(video: Path = WALK_VIDEO) -> np.ndarray:
     return np.frombuffer(raw, np.float32)
 
 
+BABBLE_VOICES = ("en-us+m1", "en+f3", "en-us+f2", "en-gb-scotland+m2", "en-029+f1", "en-us-nyc+m4")
+
+
 def babble(workdir: Path) -> np.ndarray:
     """Other people talking at once, as in a café: six voices of other speakers, each saying café
     small talk and offset from the others, heard across the room."""
@@ -476,9 +481,9 @@ def babble(workdir: Path) -> np.ndarray:
         "The traffic on the ring road was terrible this morning.",
         "I have been reading a really good book about bees.",
     )
-    voices = ("en-us+m1", "en-gb+f3", "en-us+f2", "en-gb-scotland+m2", "en-029+f1", "en-us-nyc+m4")
     parts = [
-        realism.through(speak(Voice("other", v, 180), line, workdir), "far", n) for n, (v, line) in enumerate(zip(voices, talk))
+        realism.through(speak(Voice("other", v, 180), line, workdir), "far", n)
+        for n, (v, line) in enumerate(zip(BABBLE_VOICES, talk))
     ]
     length = max(len(p) for p in parts) * 2
     out = np.zeros(length, np.float32)

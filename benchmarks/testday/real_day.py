@@ -23,9 +23,9 @@ QUESTIONS = Path(__file__).resolve().parent / "questions_real.jsonl"
 ME = Voice("wearer", "en-gb", 175, "near")
 SAM = Voice("Sam", "en-us+f3", 185, "room")  # the wearer's partner, at home
 TOM = Voice("Tom", "en-us+m3", 190, "far")  # a neighbour, met on the street
-ANIKA = Voice("Anika", "en-gb+f2", 180, "room")
+ANIKA = Voice("Anika", "en+f2", 180, "room")
 DECLAN = Voice("Declan", "en-gb-scotland+m2", 185, "far")  # across the meeting table
-MUM = Voice("Mum", "en-gb+f4", 175, "phone")
+MUM = Voice("Mum", "en+f4", 175, "phone")
 BARISTA = Voice("barista", "en-gb-x-rp+m4", 185, "far")
 
 DARK, BLURRED, HALF = Look(light=0.45), Look(blur=9), Look(cut=0.18)

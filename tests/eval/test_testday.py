@@ -69,6 +69,18 @@ def test_the_real_day_is_spoken_and_filmed_as_life_is():
     assert len({r.start.date() for r in real.REAL_DAY}) == 2 and len(real.REAL_DAY) >= 8
 
 
+def test_every_voice_of_the_days_is_its_own():
+    """Each person (and each café voice) sounds unlike every other: espeak-ng silently drops a variant it
+    cannot attach ("en-gb+f4" speaks plain "en-gb"), which once gave three people the wearer's voice."""
+    clean = {day.WEARER, day.MARIA, day.TOM, day.PRIYA, day.BARISTA}
+    people = {voice.espeak for r in real.REAL_DAY for scene in r.scenes for _, voice, _ in scene.speech}
+    voices = sorted(clean | people | set(day.BABBLE_VOICES))
+    sounds = {
+        subprocess.run(["espeak-ng", "-v", v, "--stdout", "It is me."], check=True, capture_output=True).stdout for v in voices
+    }
+    assert len(sounds) == len(voices)
+
+
 def test_noise_is_mixed_at_the_asked_signal_to_noise_ratio():
     rng = np.random.default_rng(0)
     speech = np.zeros(day.RATE * 2, np.float32)
