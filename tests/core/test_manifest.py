@@ -10,7 +10,19 @@ import pytest
 from egodesk.core.manifest import ModelFile, Part, check_file, load_manifest
 from egodesk.core.model_install import InstallError, assemble
 
-ROLES = {"llm-quality", "llm-fast", "llm-test", "asr", "asr-lite", "embedder", "embedder-nomic", "tagger", "voice", "faces", "ocr"}
+ROLES = {
+    "llm-quality",
+    "llm-fast",
+    "llm-test",
+    "asr",
+    "asr-lite",
+    "embedder",
+    "embedder-nomic",
+    "tagger",
+    "voice",
+    "faces",
+    "ocr",
+}
 
 
 def test_manifest_names_every_role_with_hashes():
