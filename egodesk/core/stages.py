@@ -2,7 +2,7 @@
 the benchmarks read.
 
 A media footage goes through `VIDEO_STAGES` (what makes it searchable: its sound, who spoke, its
-pictures, the text on screen, its captions), then `MEMORY_STAGES` (the memories built from those).
+pictures, whose faces are in them, the text on screen, its captions), then `MEMORY_STAGES` (the memories built from those).
 `LLM_STAGES` are the memories a language model writes: slow on a CPU, so they wait until every footage
 is searchable. A text track (imported subtitles or transcripts) has its own first stage, `TEXT`, then the
 memory stages. `rank` orders any stage name the way a person reads a footage's progress.
@@ -11,7 +11,7 @@ memory stages. `rank` orders any stage name the way a person reads a footage's p
 from __future__ import annotations
 
 TEXT = "text"
-VIDEO_STAGES = ("probe", "audio", "asr", "speakers", "keyframes", "ocr", "captions")
+VIDEO_STAGES = ("probe", "audio", "asr", "speakers", "keyframes", "faces", "ocr", "captions")
 MEMORY_STAGES = ("memory-parent", "memory-visual", "memory-records", "memory-atomic")
 LLM_STAGES = ("memory-records", "memory-atomic")
 PIPELINE_STAGES = VIDEO_STAGES + MEMORY_STAGES

@@ -1,8 +1,9 @@
 """Forgetting: remove a footage, or a time range of it, from every place the library keeps it.
 
 Four places hold a footage: its rows in SQLite (footage, clips, keyframes, transcript, captions,
-units, speech turns and voice appearances; deleting them cascades to jobs and vectors; the voice
-prints it shaped are recomputed without it, `people.footage_forgotten`), the labels of its units in
+units, speech turns, voice appearances and face sightings; deleting them cascades to jobs and vectors;
+the voice and face prints it shaped are recomputed without it, `people.footage_forgotten`,
+`faces.footage_forgotten`), the labels of its units in
 every hnswlib index (cascading rows cannot reach those: they are marked deleted explicitly and the
 indices saved), and its thumbnails on disk. The SQLite part is one transaction; thumbnails are deleted
 after it commits (a failed forget leaves everything as it was) and only inside the library's thumbnails
@@ -26,7 +27,7 @@ from sqlalchemy.orm import Session
 
 from egodesk.core.paths import LibraryPaths
 from egodesk.core.settings import Settings
-from egodesk.memory import people, record_compression
+from egodesk.memory import faces, people, record_compression
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.schema import Caption, Clip, Footage, Keyframe, TranscriptSegment, Unit
 from egodesk.memory.store import Store
@@ -74,6 +75,7 @@ def forget(
         thumbs = [p for p in s.scalars(select(Keyframe.thumb_path).join(Clip).where(*in_range)) if p]
         unit_ids = _units_to_forget(s, footage_id, None if whole else (lo, hi))
         voices = people.voices_in(s, footage_id)  # their prints are recomputed without it
+        seen = faces.faces_in(s, footage_id)  # so are the faces' (its sightings go with its clips)
         report.clips, report.units = len(clip_ids), len(unit_ids)
         report.vectors = sum(index_manager.remove_units(unit_ids, session=s).values())
         if whole:
@@ -93,6 +95,7 @@ def forget(
             for table in (Caption, TranscriptSegment):
                 s.execute(delete(table).where(table.footage_id == footage_id, *_overlap(table, lo, hi)))
         people.footage_forgotten(s, footage_id, voices, None if whole else (lo, hi))
+        faces.footage_forgotten(s, seen)
     index_manager.save()
     shutil.rmtree(index_manager.lexical_dir, ignore_errors=True)  # saved BM25 indices hold the forgotten words
     report.thumbnails = _delete_thumbnails(paths, thumbs)

@@ -6,7 +6,8 @@ new one it finds them there and does nothing); version 3 adds the search-as-you-
 and the notes' rows in that index; version 5 adds the person's corrections of misheard lines (`corrections`);
 version 6 adds the voices and speech turns (`people`), a transcript line's voice, and a pending `speakers`
 job for each footage transcribed before it, so `egodesk resume` finds who spoke there; version 7 adds
-whether a person said a voice is theirs (`voice.wearer_said`)."""
+whether a person said a voice is theirs (`voice.wearer_said`); version 8 adds the faces seen (`faces`)
+and a pending `faces` job for each footage that has keyframes, so `egodesk resume` finds who was there."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
 from egodesk.memory import record_tables, textsearch
-from egodesk.memory.schema import Base, Correction, Note, SpeechTurn, Star, Voice, VoiceAppearance
+from egodesk.memory.schema import Base, Correction, Face, FaceSighting, Note, SpeechTurn, Star, Voice, VoiceAppearance
 
 
 def _v1_create(conn: Connection) -> None:
@@ -59,6 +60,21 @@ def _v7_wearer_said(conn: Connection) -> None:
         conn.execute(text("ALTER TABLE voice ADD COLUMN wearer_said BOOLEAN NOT NULL DEFAULT 0"))
 
 
+def _v8_faces(conn: Connection) -> None:
+    """The face tables (a new library has them from version 1); a pending faces job for every footage
+    that has a keyframes job and no faces job yet (a sound recording has neither)."""
+    tables = [Base.metadata.tables[t.__tablename__] for t in (Face, FaceSighting)]
+    Base.metadata.create_all(conn, tables=tables, checkfirst=True)
+    conn.execute(
+        text(
+            "INSERT INTO job (footage_id, stage, state, done, total, error, attempts, updated_at) "
+            "SELECT footage_id, 'faces', 'pending', 0, 0, '', 0, CAST(strftime('%s', 'now') AS REAL) FROM job AS a "
+            "WHERE a.stage = 'keyframes' "
+            "AND NOT EXISTS (SELECT 1 FROM job AS b WHERE b.footage_id = a.footage_id AND b.stage = 'faces')"
+        )
+    )
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_create,
     record_tables.create_tables,
@@ -67,6 +83,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _v5_corrections,
     _v6_people,
     _v7_wearer_said,
+    _v8_faces,
 ]
 
 

@@ -1,6 +1,7 @@
 """The library's ORM tables (SQLAlchemy declarative models): footage, jobs, clips, keyframes, transcript
 segments, captions, memory units, their vectors, the index manifest, the moments a person kept (stars
-and notes), their corrections of what was misheard or misread, and the voices heard (who spoke when).
+and notes), their corrections of what was misheard or misread, the voices heard (who spoke when) and
+the faces seen (who was there).
 
 Only the table definitions live here, so the store (engine and sessions), the migrations and the builders'
 own tables (record_tables) can all import them without importing each other. Deleting a footage cascades
@@ -275,3 +276,41 @@ class SpeechTurn(Base):
     start_ts: Mapped[float] = mapped_column(Float)
     end_ts: Mapped[float] = mapped_column(Float)
     level_db: Mapped[float] = mapped_column(Float, default=-120.0)
+
+
+class Face(Base):
+    """A face the library has seen (`memory.faces`): its centroid (the face print: the mean of its
+    sightings' 128-d embeddings, float32) and the name a person gave it. Forgetting it deletes the row
+    and every sighting's print."""
+
+    __tablename__ = "face"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str | None] = mapped_column(String(80), nullable=True)
+    centroid: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    sightings: Mapped[int] = mapped_column(Integer, default=0)
+    count: Mapped[int] = mapped_column(Integer, default=0)  # footage it is seen in
+
+
+class FaceSighting(Base):
+    """One face found in one keyframe: where (the clip, seconds into the footage, wall clock, its box in
+    the frame's pixels and the frame's size), the detector's score, its print (128 float32) and the face
+    it was matched to. A forgotten face's sightings stay with no print and no face: someone was there."""
+
+    __tablename__ = "face_sighting"
+    __table_args__ = (Index("ix_face_sighting_time", "footage_id", "ts"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    footage_id: Mapped[int] = mapped_column(ForeignKey("footage.id", ondelete="CASCADE"))
+    clip_id: Mapped[int] = mapped_column(ForeignKey("clip.id", ondelete="CASCADE"), index=True)
+    offset: Mapped[float] = mapped_column(Float)
+    ts: Mapped[float] = mapped_column(Float)
+    left: Mapped[int] = mapped_column(Integer)
+    top: Mapped[int] = mapped_column(Integer)
+    right: Mapped[int] = mapped_column(Integer)
+    bottom: Mapped[int] = mapped_column(Integer)
+    frame_width: Mapped[int] = mapped_column(Integer)
+    frame_height: Mapped[int] = mapped_column(Integer)
+    score: Mapped[float] = mapped_column(Float)
+    vector: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    face_id: Mapped[int | None] = mapped_column(ForeignKey("face.id", ondelete="SET NULL"), index=True, nullable=True)

@@ -46,6 +46,13 @@ class Engines:
         return Diarizer(VoiceEncoder(locate("voice", self.paths.user_models), threads=self.settings.threads))
 
     @cached_property
+    def face_finder(self):
+        from egodesk.core.manifest import locate
+        from egodesk.perception.faces import FaceFinder
+
+        return FaceFinder(locate("faces", self.paths.user_models))
+
+    @cached_property
     def embedder(self):
         """The embedder whose vectors the library holds: questions and new memories must match them.
         It is the settings' choice except while a library built with another is being re-embedded."""

@@ -153,11 +153,12 @@ def process(
 ) -> dict[str, int]:
     """Run every unfinished stage until none is left or a stop is asked. Returns counts by outcome.
     Call it through `runner.run`, which holds the library's writer lock."""
+    from egodesk.pipeline.faces import FACE_STAGE_FUNCTIONS
     from egodesk.pipeline.memory_stages import MEMORY_STAGE_FUNCTIONS
     from egodesk.pipeline.reembed import run_reembed
     from egodesk.pipeline.speakers import SPEAKER_STAGE_FUNCTIONS
 
-    functions = {**STAGE_FUNCTIONS, **SPEAKER_STAGE_FUNCTIONS, **MEMORY_STAGE_FUNCTIONS}
+    functions = {**STAGE_FUNCTIONS, **SPEAKER_STAGE_FUNCTIONS, **FACE_STAGE_FUNCTIONS, **MEMORY_STAGE_FUNCTIONS}
     engines = Engines(settings, paths, store)
     outcome = {"done": 0, "failed": 0, "cancelled": 0}
     retried: set[tuple[int, str]] = set()

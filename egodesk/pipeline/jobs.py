@@ -25,7 +25,7 @@ from egodesk.memory.store import Footage, Job, Store
 _SKIPPED = {
     FootageKind.VIDEO: (),
     FootageKind.PHOTO: ("audio", "asr", "speakers"),
-    FootageKind.AUDIO: ("keyframes", "ocr", "memory-visual"),
+    FootageKind.AUDIO: ("keyframes", "faces", "ocr", "memory-visual"),
 }
 RESUMABLE = ("pending", "running", "cancelled", "failed")
 DISK_FULL = "the disk is full (no space left on device): free some space, then resume"

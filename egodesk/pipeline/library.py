@@ -22,11 +22,13 @@ from egodesk.core.types import Progress
 from egodesk.media.export import ExportReport, export_range
 from egodesk.memory import corrections, keep, queries
 from egodesk.memory.corrections import CorrectedLine
+from egodesk.memory.faces import FaceInfo
 from egodesk.memory.keep import KeepError, KeptMoment
 from egodesk.memory.people import VoiceInfo
 from egodesk.memory.queries import ClipInfo, FootageInfo, MemoryView
 from egodesk.memory.speech import lines_between
 from egodesk.memory.store import Footage, Job, Store
+from egodesk.pipeline import faces as face_stage
 from egodesk.pipeline import speakers
 from egodesk.pipeline.asking import question_in_flight
 from egodesk.pipeline.engines import Engines
@@ -321,6 +323,24 @@ class Library:
         """Delete a person's voice print and name from the library (`speakers.forget_person`); their words
         stay as unnamed speech. The number of lines that lost their speaker."""
         return self._voices_changed(speakers.forget_person(self.store, self.engines, voice_id))
+
+    # --- faces: who was there (`pipeline.faces`, `memory.faces`) -------------------------------
+    def faces(self) -> list[FaceInfo]:
+        """Every face seen, the most seen first, each with its footage and sighting counts and best sighting."""
+        return face_stage.list_faces(self.store)
+
+    def name_face(self, face_id: int, name: str) -> FaceInfo:
+        """Name a face (the rules of a voice's name)."""
+        return face_stage.name_face(self.store, face_id, name)
+
+    def merge_faces(self, into: int, other: int) -> FaceInfo:
+        """Make face `other` part of face `into` (one person seen as two)."""
+        return face_stage.merge_faces(self.store, into, other)
+
+    def forget_face(self, face_id: int) -> int:
+        """Delete a person's face print and name from the library (`pipeline.faces.forget_face`); the sightings stay
+        as someone seen. The number of sightings that lost their face."""
+        return face_stage.forget_face(self.store, face_id)
 
     def _voices_changed(self, result):
         if "memory" in self.__dict__:  # this library's retrieval caches: its next question reads the change

@@ -3,7 +3,7 @@ writes its own results together with its job's "done" mark in one transaction.
 
 Order (the only place that knows it is `core/stages.py`): probe (at import) -> audio -> asr
 -> speakers (`speakers.py`: who spoke when) -> keyframes (frame features, tags and thumbnails from one
-tagger pass) -> ocr -> captions. A photo skips the sound stages and is its own one frame (`frames_of`,
+tagger pass) -> faces (`faces.py`: who was there) -> ocr -> captions. A photo skips the sound stages and is its own one frame (`frames_of`,
 `frame_at`); a sound recording skips the picture stages (`jobs.stages_for`).
 """
 

@@ -408,6 +408,7 @@ POINTS_BY_STAGE = {
     "asr": ["asr:start", "asr:segment", "asr:commit"],
     "speakers": ["speakers:start", "speakers:0", "speakers:commit"],
     "keyframes": ["keyframes:start", "keyframes:1", "keyframes:commit"],
+    "faces": ["faces:start", "faces:0", "faces:commit"],
     "ocr": ["ocr:start", "ocr:1", "ocr:2", "ocr:commit"],
     "captions": ["captions:start", "captions:1", "captions:2", "captions:commit"],
     "memory-parent": [
@@ -452,7 +453,7 @@ def committed_at(point: str) -> str:
     its last committed batch (`<builder>:batch<n>` is the moment batch n-1 is in, n is not); an index
     save comes after its builder's commit."""
     stage = stage_of(point)
-    if stage in ("audio", "asr", "speakers", "keyframes", "ocr", "captions"):
+    if stage in ("audio", "asr", "speakers", "keyframes", "faces", "ocr", "captions"):
         return f"{stage}:start"
     if point.startswith("index-save:"):
         return f"{stage}:commit"

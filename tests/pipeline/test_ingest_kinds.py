@@ -49,7 +49,7 @@ def test_a_photo_is_a_moment_with_its_tags_and_text(imported):
     library, by_kind, _ = imported
     photo = by_kind["photo"]
     assert (photo.start, photo.start_source, photo.duration) == (parse_iso("2024-03-13T10:15:00"), "metadata", 1.0)
-    assert set(photo.stages) == {"probe", "keyframes", "ocr", "captions", "memory-parent", "memory-visual"} | {
+    assert set(photo.stages) == {"probe", "keyframes", "faces", "ocr", "captions", "memory-parent", "memory-visual"} | {
         "memory-records",
         "memory-atomic",
     }  # no sound stages
@@ -63,7 +63,7 @@ def test_a_voice_note_is_speech_only(imported):
     library, by_kind, _ = imported
     note = by_kind["audio"]
     assert note.start == parse_iso("2024-03-13T10:20:00+00:00") and note.duration == pytest.approx(4.0, abs=0.1)
-    assert "keyframes" not in note.stages and "ocr" not in note.stages and "memory-visual" not in note.stages
+    assert not {"keyframes", "faces", "ocr", "memory-visual"} & set(note.stages)
     [clip] = library.clips(note.id)
     assert clip.tags == [] and clip.thumbnails == []
     heard = " ".join(text for *_, text in clip.transcript).lower()

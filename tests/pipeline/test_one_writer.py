@@ -24,7 +24,7 @@ from egodesk.pipeline.memory_stages import PAUSED
 from egodesk.pipeline.runner import ATTACHED, running_worker
 from tests.conftest import ffmpeg
 
-SEARCH_STAGES = ("audio", "asr", "speakers", "keyframes", "ocr", "captions", "memory-parent", "memory-visual")
+SEARCH_STAGES = ("audio", "asr", "speakers", "keyframes", "faces", "ocr", "captions", "memory-parent", "memory-visual")
 
 
 @pytest.fixture(scope="module")

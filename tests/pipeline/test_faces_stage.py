@@ -1,0 +1,125 @@
+"""Who was there, through the real pipeline: the walk video (no people) and two photos of a real face
+(skimage's astronaut portrait, NASA, public domain: as taken, and mirrored a day later) imported into a
+real library and indexed by every stage with the real dlib models; the face listed, named and forgotten
+from the terminal, a rerun of the stage changing nothing, and a forgotten face's name and print gone
+from every file of the library."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from PIL import ExifTags, Image
+from sqlalchemy import select, update
+
+from egodesk.core.manifest import ModelMissing, locate
+from egodesk.memory.schema import FaceSighting, Job
+from egodesk.pipeline.library import Library
+from tests.conftest import WALK_VIDEO, ffmpeg
+
+
+def _photo(path, rgb: np.ndarray, taken: str) -> None:
+    tags = Image.Exif()
+    tags.get_ifd(ExifTags.IFD.Exif)[ExifTags.Base.DateTimeOriginal] = taken
+    Image.fromarray(rgb).save(path, quality=90, exif=tags)
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    try:
+        locate("faces")
+    except ModelMissing:
+        pytest.skip("the faces model is installed by ./setup.sh")
+    from skimage import data
+
+    media = tmp_path_factory.mktemp("media")
+    her = data.astronaut()
+    _photo(media / "IMG_0001.jpg", her, "2024:03:13 10:15:00")
+    _photo(media / "IMG_0002.jpg", np.ascontiguousarray(her[:, ::-1]), "2024:03:14 09:00:00")
+    ffmpeg("-i", str(WALK_VIDEO), "-an", "-c:v", "copy", str(media / "walk.mp4"))  # no sound: what is tested is faces
+    library = Library(tmp_path_factory.mktemp("lib"))
+    library.save_settings(
+        library.settings.model_copy(
+            update={"threads": 1, "embedder_model": "embedder", "memory_records": False, "memory_atomic": False}
+        )
+    )
+    assert not library.add(sorted(media.iterdir())).errors
+    cpu: dict[tuple[int, str], float] = {}
+
+    def clock(p) -> None:  # CPU time of each footage's faces stage, from its start to its done
+        if p.stage == "faces" and p.message in ("started", "done"):
+            cpu[(p.footage_id, p.message)] = time.process_time()
+
+    outcome = library.process(progress=clock)
+    assert outcome["failed"] == 0, library.job_rows()
+    ids = {f.title.split(".")[0]: f.id for f in library.footage()}
+    walk = ids["walk"]
+    with library.store.session() as s:
+        keyframes = s.scalar(select(Job.done).where(Job.footage_id == walk, Job.stage == "keyframes"))
+    spent = cpu[(walk, "done")] - cpu[(walk, "started")]
+    print(f"faces stage, walk video: {keyframes} keyframes, {spent:.2f} s CPU, {1000 * spent / keyframes:.0f} ms a keyframe")
+    yield library, ids
+    library.close()
+
+
+def _sightings(library) -> list[tuple[int, int | None, bool]]:
+    with library.store.session() as s:
+        rows = s.execute(select(FaceSighting.footage_id, FaceSighting.face_id, FaceSighting.vector).order_by(FaceSighting.id))
+        return [(footage, face, vector is not None) for footage, face, vector in rows]
+
+
+def test_the_faces_stage_finds_her_in_both_photos_as_one_face_and_nobody_on_the_walk(imported):
+    library, ids = imported
+    by_id = {f.id: f for f in library.footage()}
+    assert all(by_id[i].stages["faces"] == "done" for i in ids.values())
+    assert by_id[ids["walk"]].searchable
+    seen = _sightings(library)
+    assert sorted(footage for footage, _, _ in seen) == sorted([ids["IMG_0001"], ids["IMG_0002"]])
+    [face] = library.faces()
+    assert (face.footage, face.sightings) == (2, 2) and {f for _, f, _ in seen} == {face.id}
+    assert face.best is not None and face.best[0] in (ids["IMG_0001"], ids["IMG_0002"])
+    left, top, right, bottom, width, height = face.best[2:]
+    assert (width, height) == (512, 512) and 150 < left < right < 360 and 60 < top < bottom < 200
+
+
+def test_a_rerun_of_the_stage_changes_nothing(imported):
+    library, ids = imported
+    before = (_sightings(library), [f.id for f in library.faces()])
+    with library.store.session() as s:
+        s.execute(update(Job).where(Job.footage_id == ids["IMG_0002"], Job.stage == "faces").values(state="pending"))
+    assert library.process()["done"] == 1
+    after = _sightings(library)
+    assert sorted((footage, face) for footage, face, _ in after) == sorted((footage, face) for footage, face, _ in before[0])
+    assert [f.id for f in library.faces()] == before[1]
+
+
+@pytest.mark.parametrize("gop", [10, 300], ids=["dense-intra-frames", "sparse-intra-frames"])
+def test_the_stage_looks_at_the_very_keyframes_the_keyframes_stage_chose(tmp_path, gop):
+    """Intra frames alone are decoded when the keyframes stage read those (dense: a GoPro's every 0.33 s);
+    with sparse ones its keyframes are other frames, and every frame is decoded to reach them."""
+    from egodesk.media.frames import read_frame_at
+    from egodesk.pipeline.engines import Engines
+    from egodesk.pipeline.faces import _keyframes, _pictures
+    from egodesk.pipeline.stages import StageContext
+
+    video = tmp_path / "walk.mp4"
+    ffmpeg("-i", str(WALK_VIDEO), "-t", "4", "-an", "-c:v", "libx264", "-preset", "ultrafast", "-g", str(gop), str(video))
+    library = Library(tmp_path / "lib")
+    try:
+        library.save_settings(library.settings.model_copy(update={"threads": 1, "memory_records": False, "memory_atomic": False}))
+        library.add([video])
+        [footage] = library.footage()
+        ctx = StageContext(
+            library.store, Engines(library.settings, library.paths, library.store), footage.id, print, lambda: False
+        )
+        from egodesk.pipeline.stages import run_keyframes
+
+        run_keyframes(ctx)
+        wanted = _keyframes(ctx)
+        seen = list(_pictures(ctx, wanted))
+        assert [(c, o) for c, o, _ in seen] == wanted and len(wanted) == 5
+        for _, offset, rgb in seen:
+            assert np.array_equal(rgb[:, :, ::-1], read_frame_at(video, offset)), offset
+    finally:
+        library.close()
