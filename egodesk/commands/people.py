@@ -1,4 +1,4 @@
-"""`egodesk people`: the voices heard in the library, from the terminal.
+"""`egodesk people`: the voices heard and the faces seen in the library, from the terminal.
 
 `egodesk people list [--json]` shows each voice (id, name or "Voice N", "me" for the one you said is
 yours and "me?" for the library's guess of it, how many footage it is heard in, its speech in seconds);
@@ -9,19 +9,62 @@ makes what voice ID was heard as in that footage a voice of its own (someone els
 `egodesk people forget ID` deletes
 a person's voice print and name (their words stay, unattributed). A refused change is told on stderr with
 its reason (exit status 2) and changes nothing (`memory.people` says the rules).
+
+Faces are listed after the voices, each id written with an F ("F3": a face's ids are its own, not a
+voice's); `name`, `merge` and `forget` take such ids the same way (`memory.faces`). A face and a voice
+cannot be merged: a voice print and a face print are not comparable, and who is who across them is the
+person's to say by giving both the same name.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from dataclasses import asdict
 
 from egodesk.commands import print_rows
+
+FACE = "F"  # memory.faces.FACE_PREFIX, without importing the memory layer into every command's start-up
 
 
 def _row(v) -> str:
     me = ("me " if v.me_said else "me?") if v.me else "   "
     return f"{v.id:<4} {me} {v.label:<24} {v.footage:>4} footage {v.seconds:>9.1f} s"
+
+
+def _face_row(f) -> str:
+    return f"{FACE}{f.id:<3}     {f.label:<24} {f.footage:>4} footage {f.sightings:>9} seen"
+
+
+def _list(library, as_json: bool) -> None:
+    """The voices, then the faces; as JSON, one list whose rows say their `kind`."""
+    voices, faces = library.voices(), library.faces()
+    if as_json:
+        rows = [{"kind": "voice", **asdict(v)} for v in voices] + [{"kind": "face", **asdict(f)} for f in faces]
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    print_rows(voices, _row, False, "voice")
+    print_rows(faces, _face_row, False, "face")
+
+
+def _face_action(library, action: str, ids: list[str], rest: list[str]) -> int:
+    """name / merge / forget of faces (every id an F id)."""
+    numbers = [_id(text[len(FACE) :], "face") for text in ids]
+    if action == "name":
+        print(_face_row(library.name_face(numbers[0], " ".join(rest))))
+    elif action == "merge":
+        print(_face_row(library.merge_faces(numbers[0], numbers[1])))
+    elif action == "forget":
+        count = library.forget_face(numbers[0])
+        print(f"face {ids[0]} forgotten; {count} sighting{'s' if count != 1 else ''} no longer say who was seen")
+    else:
+        raise ValueError(f"`egodesk people {action}` is for voices; {ids[0]} is a face")
+    return 0
+
+
+def _is_face(text: str) -> bool:
+    return text[:1].upper() == FACE and text[1:].isdigit()
 
 
 def cmd_people(args: argparse.Namespace) -> int:
@@ -30,8 +73,16 @@ def cmd_people(args: argparse.Namespace) -> int:
     library = Library()
     try:
         if args.action == "list":
-            print_rows(library.voices(), _row, args.json, "voice")
+            _list(library, args.json)
             return 0
+        ids = args.args[: 2 if args.action == "merge" else 1]  # split's second is a footage id
+        if any(_is_face(text) for text in ids):
+            if args.action == "merge" and not all(_is_face(text) for text in ids):
+                raise ValueError("a voice and a face cannot be merged: give them the same name instead")
+            if len(args.args) < (2 if args.action in ("merge", "name") else 1):
+                print(f"error: say which faces: egodesk people {args.action} {FACE}ID ...", file=sys.stderr)
+                return 2
+            return _face_action(library, args.action, ids, args.args[1:])
         if args.action == "name":
             if len(args.args) < 2:
                 print("error: say which voice and its name: egodesk people name ID NAME", file=sys.stderr)
@@ -77,10 +128,13 @@ def _id(text: str, kind: str = "voice", listed_by: str = "egodesk people list") 
 
 
 def register(sub) -> None:
-    p = sub.add_parser("people", help="the voices heard: list, name, merge, split or forget them")
+    p = sub.add_parser("people", help="the voices heard and faces seen: list, name, merge, split or forget them")
     p.add_argument("action", choices=["list", "me", "name", "merge", "split", "forget"], nargs="?", default="list")
     p.add_argument(
-        "args", nargs="*", help="me: ID (your own voice); name: ID NAME; merge: A B (B into A); split: ID FOOTAGE; forget: ID"
+        "args",
+        nargs="*",
+        help="me: ID (your own voice); name: ID NAME; merge: A B (B into A); split: ID FOOTAGE; forget: ID "
+        "(a face's ID is written F3)",
     )
     p.add_argument("--json", action="store_true", help="with list: as JSON")
     p.set_defaults(func=cmd_people)

@@ -6,6 +6,8 @@ from every file of the library."""
 
 from __future__ import annotations
 
+import json
+import os
 import time
 
 import numpy as np
@@ -13,10 +15,13 @@ import pytest
 from PIL import ExifTags, Image
 from sqlalchemy import select, update
 
+from egodesk.cli import main
 from egodesk.core.manifest import ModelMissing, locate
-from egodesk.memory.schema import FaceSighting, Job
+from egodesk.memory.schema import Face, FaceSighting, Job
 from egodesk.pipeline.library import Library
 from tests.conftest import WALK_VIDEO, ffmpeg
+
+NAME = "Zebedee Quill"
 
 
 def _photo(path, rgb: np.ndarray, taken: str) -> None:
@@ -63,6 +68,19 @@ def imported(tmp_path_factory):
     library.close()
 
 
+@pytest.fixture
+def home(imported, monkeypatch):
+    library, ids = imported
+    monkeypatch.setenv("EGODESK_HOME", str(library.paths.root))
+    return library, ids
+
+
+def _cli(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
 def _sightings(library) -> list[tuple[int, int | None, bool]]:
     with library.store.session() as s:
         rows = s.execute(select(FaceSighting.footage_id, FaceSighting.face_id, FaceSighting.vector).order_by(FaceSighting.id))
@@ -92,6 +110,52 @@ def test_a_rerun_of_the_stage_changes_nothing(imported):
     after = _sightings(library)
     assert sorted((footage, face) for footage, face, _ in after) == sorted((footage, face) for footage, face, _ in before[0])
     assert [f.id for f in library.faces()] == before[1]
+
+
+def test_faces_are_listed_beside_the_voices_and_named_from_the_terminal(home, capsys):
+    library, _ = home
+    [face] = library.faces()
+    code, out, err = _cli(capsys, "people", "list")
+    assert code == 0 and f"F{face.id}" in out and f"Face {face.id}" in out and "1 face" in err, (out, err)
+    code, out, _ = _cli(capsys, "people", "list", "--json")
+    rows = json.loads(out)
+    assert [r for r in rows if r["kind"] == "face"][0]["sightings"] == 2
+    for args, reason in [
+        (("name", "F999", "Ann"), "no face F999"),
+        (("merge", f"F{face.id}", f"F{face.id}"), "with itself"),
+        (("merge", f"F{face.id}", "1"), "cannot be merged"),
+        (("me", f"F{face.id}"), "for voices"),
+        (("forget", "F999"), "no face F999"),
+    ]:
+        code, _, err = _cli(capsys, "people", *args)
+        assert code == 2 and reason in err, (args, err)
+    code, out, err = _cli(capsys, "people", "name", f"f{face.id}", NAME)
+    assert code == 0 and NAME in out, err
+
+
+def test_forgetting_a_face_leaves_no_name_or_face_print_in_any_file(home, capsys):
+    library, _ = home
+    [face] = library.faces()
+    if face.name != NAME:
+        library.name_face(face.id, NAME)
+    with library.store.session() as s:
+        prints = [f.centroid for f in s.scalars(select(Face))]
+        prints += [v for v in s.scalars(select(FaceSighting.vector)) if v is not None]
+    assert len(prints) == 3
+    held = [p for p in library.paths.root.rglob("*") if p.is_file() and b"zebedee" in p.read_bytes().lower()]
+    assert any(p.name.startswith("library.sqlite") for p in held), held  # the name is in the database before...
+    code, out, err = _cli(capsys, "people", "forget", f"F{face.id}")
+    assert code == 0 and "forgotten; 2 sightings" in out, err
+    assert library.faces() == [] and [(face, kept) for _, face, kept in _sightings(library)] == [(None, False)] * 2
+    library.close()
+    files = [p for p in library.paths.root.rglob("*") if p.is_file()]
+    assert any(p.name == "library.sqlite" for p in files) and any(p.parent.name == "indices" for p in files)
+    for path in files:
+        data = path.read_bytes()
+        assert b"zebedee" not in data.lower(), path  # ...and in no file after
+        for blob in prints:
+            assert blob not in data and blob[100:164] not in data, path
+    assert os.path.getsize(library.paths.database) > 0
 
 
 @pytest.mark.parametrize("gop", [10, 300], ids=["dense-intra-frames", "sparse-intra-frames"])
