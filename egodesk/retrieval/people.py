@@ -1,4 +1,4 @@
-"""`people`: the question's named people, found by their voices.
+"""`people`: the question's named people, found by their voices and faces.
 
 A person named once in the People panel is known by their voice in every footage, said or not: "What did
 Tom say about the brakes?" holds Tom's words even when the recogniser heard "Ride carefully, the break
@@ -6,6 +6,11 @@ is a bit soft" and never the name. A question naming a named voice ("Tom", "Anik
 the footage where that voice was heard, with the `context` ranking (dense + BM25 with neighbours), so
 the member proposes the moments with that person that best match the rest of the question; `auto` fuses
 it with the others. A name no voice carries leaves the member silent: the words are searched as words.
+
+A named face counts the same way ("seen with whom"): "What did Ana show me?" is searched in the footage
+where a face called Ana was seen, as well as where a voice called Ana was heard (one person: one name).
+When they were met (`meetings`, the prompt's note) is read from the voices alone: a face seen across the
+room is not a talk.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from dataclasses import dataclass, replace
 from sqlalchemy import func, select
 
 from egodesk.core.types import Evidence
-from egodesk.memory.schema import SpeechTurn, Voice, VoiceAppearance
+from egodesk.memory.schema import Face, FaceSighting, SpeechTurn, Voice, VoiceAppearance
 from egodesk.memory.store import Store
 from egodesk.retrieval.base import Query, Strategy
 from egodesk.retrieval.context import Context
@@ -23,7 +28,7 @@ from egodesk.retrieval.context import Context
 
 @dataclass(frozen=True)
 class HeardPerson:
-    """A named voice and the footage it was heard in (ids, in no order)."""
+    """A named voice (or face) and the footage it was heard (or seen) in (ids, in no order)."""
 
     name: str
     footage: frozenset[int]
@@ -44,13 +49,33 @@ def named_voices(store: Store) -> dict[str, HeardPerson]:
     return {key: HeardPerson(names[key], frozenset(ids)) for key, ids in footage.items()}
 
 
+def named_people(store: Store) -> dict[str, HeardPerson]:
+    """Every named voice and named face by its name in lower case, with the footage where that name was
+    heard or seen: a voice and a face with one name are one person."""
+    people = named_voices(store)
+    with store.session() as session:
+        rows = session.execute(
+            select(Face.name, FaceSighting.footage_id).join(FaceSighting, FaceSighting.face_id == Face.id).distinct()
+        ).all()
+    seen: dict[str, set[int]] = {}
+    names: dict[str, str] = {}
+    for name, footage_id in rows:
+        if name:
+            seen.setdefault(name.lower(), set()).add(footage_id)
+            names.setdefault(name.lower(), name)
+    for key, ids in seen.items():
+        known = people.get(key)
+        people[key] = HeardPerson(known.name if known else names[key], frozenset(ids) | (known.footage if known else frozenset()))
+    return people
+
+
 def people_asked_about(store: Store, query: Query) -> list[HeardPerson]:
-    """The named voices the question names, in the question's order."""
+    """The named people (voices, faces) the question names, in the question's order."""
     names = query.analysis.people
     if not names:
         return []
-    voices = named_voices(store)
-    return [voices[n.lower()] for n in names if n.lower() in voices]
+    people = named_people(store)
+    return [people[n.lower()] for n in names if n.lower() in people]
 
 
 @dataclass(frozen=True)
@@ -67,7 +92,8 @@ def meetings(store: Store, query: Query) -> list[Meetings]:
     last talk to Tom" is read from the voices, not from lines a small model must count."""
     out = []
     window = query.window
-    for person in people_asked_about(store, query):
+    voices = named_voices(store)
+    for person in [voices[n.lower()] for n in query.analysis.people if n.lower() in voices]:  # not faces: see above
         with store.session() as session:
             rows = session.execute(
                 select(SpeechTurn.footage_id, SpeechTurn.start_ts, SpeechTurn.end_ts)

@@ -11,7 +11,7 @@ from egodesk.core.settings import Settings
 from egodesk.memory.schema import SpeechTurn, Voice, VoiceAppearance
 from egodesk.retrieval.auto import Auto
 from egodesk.retrieval.base import Memory, Query
-from egodesk.retrieval.people import People, meetings, named_voices
+from egodesk.retrieval.people import People, meetings, named_people, named_voices
 
 from .conftest import build_library, entry
 
@@ -77,3 +77,47 @@ def test_when_a_named_person_was_heard_is_one_time_per_footage_inside_the_window
     asked = Query("Did I talk to Tom this afternoon?", asked_at=to_ts(MORNING) + 8 * 3600)
     assert meetings(store, asked)[0].starts == ()  # not heard in the afternoon
     assert meetings(store, Query("How many times did I talk to Tom?", cutoff=to_ts(MORNING))) == [meetings(store, asked)[0]]
+
+
+def see(store, name: str, title: str) -> None:
+    """A face called `name` seen once in the footage called `title` (its print: any 128 floats)."""
+    from egodesk.memory.schema import Clip, Face, FaceSighting
+    from egodesk.memory.store import Footage
+
+    with store.session() as session:
+        footage = session.query(Footage).filter(Footage.title == title).one()
+        clip = session.query(Clip).filter(Clip.footage_id == footage.id).order_by(Clip.idx).first()
+        print_ = np.full(128, 0.1, dtype=np.float32).tobytes()
+        face = Face(name=name, centroid=print_, sightings=1, count=1)
+        session.add(face)
+        session.flush()
+        session.add(
+            FaceSighting(
+                footage_id=footage.id,
+                clip_id=clip.id,
+                offset=1.0,
+                ts=footage.start_ts + 1.0,
+                left=10,
+                top=10,
+                right=110,
+                bottom=110,
+                frame_width=848,
+                frame_height=480,
+                score=1.2,
+                vector=print_,
+                face_id=face.id,
+            )
+        )
+        session.commit()
+
+
+def test_a_named_face_is_searched_where_it_was_seen_and_is_no_meeting(library, embedder):
+    store, _ = library
+    memory = Memory(store, library[1], embedder, settings=Settings())
+    question = Query("What did Ana say about the report?", k=4)
+    assert People(memory).retrieve(question) == []
+    see(store, "Ana", "office")
+    assert "ana" in named_people(store) and "ana" not in named_voices(store)
+    found = People(memory).retrieve(question)
+    assert found and {ev.source for ev in found} == {"office"}
+    assert meetings(store, Query("When did I last talk to Ana?")) == []  # seen is not heard: no note
