@@ -134,6 +134,9 @@ class MainWindow(QMainWindow):
         self.people_panel.merge_requested.connect(self.people.confirm_merge)
         self.people_panel.split_requested.connect(self.people.split)
         self.people_panel.forget_requested.connect(self.people.confirm_forget)
+        self.people_panel.faces.name_requested.connect(self.people.ask_face_name)
+        self.people_panel.faces.merge_requested.connect(self.people.confirm_face_merge)
+        self.people_panel.faces.forget_requested.connect(self.people.confirm_face_forget)
         self.people.message.connect(self._show_note)
         self.memory.correct_requested.connect(self.correct_line)
         self.memory.undo_requested.connect(self.undo_correction)
@@ -242,11 +245,12 @@ class MainWindow(QMainWindow):
         )
 
     def refresh_people(self) -> None:
-        """Read the voices and a few turns of each (off the GUI thread) into the People panel."""
+        """Read the voices and a few turns of each, and the faces with their pictures (off the GUI thread),
+        into the People panel."""
         library = self.library
         self.reads.read(
             "people",
-            lambda: (library.voices(), library.voice_samples()),
+            lambda: (library.voices(), library.voice_samples(), library.faces(), library.face_pictures()),
             lambda found: self.people_panel.set_people(*found),
             lambda exc: self._show_note(f"Could not read the voices: {exc}"),
         )

@@ -18,7 +18,8 @@ from egodesk.gui.worker import StopRequested, WorkerContext
 _OPEN: dict[str, tuple[int, Any]] = {}  # root -> (settings file mtime, Library), in a warm worker
 FOOTAGE = "footage"  # the footage list and what is stored of each (states, clips, memories)
 KEPT = "kept"  # the starred moments and the notes
-PEOPLE = "people"  # the voices heard, their names, and so the speakers of the lines
+PEOPLE = "people"  # the voices heard, their names, and so the speakers of the lines; the faces seen
+FACE_ACTIONS = ("name_face", "merge_faces", "forget_face")
 
 Op = TypeVar("Op", bound=Callable[..., Any])
 
@@ -149,11 +150,12 @@ def correct(ctx: WorkerContext, root: str, action: str, *args: Any) -> Any:
 
 @changes(PEOPLE, FOOTAGE)
 def people(ctx: WorkerContext, root: str, action: str, *args: Any) -> Any:
-    """A change to the voices: `action` is the `Library` call ("claim_voice", "name_voice", "merge_voices",
-    "split_voice", "forget_voice") and `args` its arguments. It relabels lines and rebuilds those moments' memories, so the
-    footage's views read again too. A refusal (`PeopleError`) comes back as the task's message."""
-    if action not in ("claim_voice", "name_voice", "merge_voices", "split_voice", "forget_voice"):
-        raise ValueError(f"not a change to the voices: {action}")
+    """A change to the voices or faces: `action` is the `Library` call ("claim_voice", "name_voice",
+    "merge_voices", "split_voice", "forget_voice", or one of FACE_ACTIONS) and `args` its arguments. A
+    voice's change relabels lines and rebuilds those moments' memories, so the footage's views read again
+    too. A refusal (`PeopleError`) comes back as the task's message."""
+    if action not in FACE_ACTIONS + ("claim_voice", "name_voice", "merge_voices", "split_voice", "forget_voice"):
+        raise ValueError(f"not a change to the voices or faces: {action}")
     return _library_call(root, action, *args)
 
 

@@ -3,7 +3,8 @@ first), each with how many footage it is heard in, how long it speaks, and a few
 to; a person says which voice is theirs, names a voice once, merges two voices that are one person,
 splits off a footage where a voice was someone else (right-click one of its turns), and forgets one.
 The wearer the library found by itself is only a guess ("me?") until the person says so: only then do
-that voice's lines say "me" (`memory.people` says why).
+that voice's lines say "me" (`memory.people` says why). Below the voices, the faces seen (`faces.FacesList`:
+a picture of each, named, merged and forgotten the same way).
 
 The panel only says what was asked (its signals); `PeopleActions` asks what it must (the name, which
 voice to merge into, a confirmation before forgetting), runs the change as a task (`ops.people`: a write
@@ -29,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from egodesk.gui import ops
+from egodesk.gui.faces import FacesList, face_title
 from egodesk.gui.formatting import fmt_clock, fmt_duration
 from egodesk.gui.tasks import Task, TaskRunner
 
@@ -68,12 +70,32 @@ class PeoplePanel(QWidget):
         self.tree.itemClicked.connect(self._clicked)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
+        self.faces_status = QLabel(self)
+        self.faces_status.setWordWrap(True)
+        self.faces = FacesList(self)
         layout.addWidget(self.status)
         layout.addWidget(self.tree, 1)
+        layout.addWidget(self.faces_status)
+        layout.addWidget(self.faces, 1)
         self.set_people([], {})
 
-    def set_people(self, voices: list[Any], samples: dict[int, list[tuple[int, float, float]]]) -> None:
-        """Show `voices` (`VoiceInfo`) with up to a few `samples` each (footage id, start, end)."""
+    def set_people(
+        self,
+        voices: list[Any],
+        samples: dict[int, list[tuple[int, float, float]]],
+        faces: list[Any] | None = None,
+        pictures: dict[int, bytes] | None = None,
+    ) -> None:
+        """Show `voices` (`VoiceInfo`) with up to a few `samples` each (footage id, start, end), then the
+        `faces` (`FaceInfo`) with their `pictures` (JPEG bytes by face id)."""
+        faces = faces or []
+        self.faces.set_faces(faces, pictures or {})
+        named_faces = sum(1 for f in faces if f.name)
+        self.faces_status.setText(
+            f"{len(faces)} face{'s' if len(faces) != 1 else ''} seen, {named_faces} named: double-click one to name it."
+            if faces
+            else "No faces yet: they are looked for in each footage's keyframes and photos as they are indexed."
+        )
         opened = {
             self.tree.topLevelItem(i).data(0, VOICE_ROLE)
             for i in range(self.tree.topLevelItemCount())
@@ -212,6 +234,34 @@ class PeopleActions(QObject):
     def forget(self, voice: Any) -> Task:
         return self._run(
             "forget_voice", voice.id, done=f"{voice_title(voice)}'s voice print and name forgotten.", failed="Not forgotten"
+        )
+
+    def ask_face_name(self, face: Any) -> Task | None:
+        name, ok = QInputDialog.getText(self.widget, "Name this face", f"Who is {face_title(face)}?", text=face.name or "")
+        return (
+            self._run("name_face", face.id, name.strip(), done=f"{face_title(face)} is {name.strip()} now.", failed="Not named")
+            if ok and name.strip()
+            else None
+        )
+
+    def confirm_face_merge(self, into: Any, other: Any) -> Task | None:
+        answer = QMessageBox.question(self.widget, "Merge faces", f"{face_title(other)} and {face_title(into)} are one person?")
+        if answer != QMessageBox.StandardButton.Yes:
+            return None
+        return self._run(
+            "merge_faces", into.id, other.id, done=f"{face_title(other)} merged into {face_title(into)}.", failed="Not merged"
+        )
+
+    def confirm_face_forget(self, face: Any) -> Task | None:
+        answer = QMessageBox.question(
+            self.widget,
+            "Forget this face",
+            f"Forget {face_title(face)}'s face print and name? Where it was seen stays, as someone unnamed.",
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            return None
+        return self._run(
+            "forget_face", face.id, done=f"{face_title(face)}'s face print and name forgotten.", failed="Not forgotten"
         )
 
     def _run(self, action: str, *args: Any, done: str, failed: str) -> Task:

@@ -11,19 +11,25 @@ sightings; HOG costs about 30 ms of CPU an 848x480 keyframe, so a footage withou
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 from sqlalchemy import select
 
 from egodesk.core.types import ClipSpan, FootageKind
+from egodesk.media.crops import square_crop_jpeg
+from egodesk.media.errors import MediaError
 from egodesk.media.frames import sample_frames
 from egodesk.media.photo import read_photo
 from egodesk.memory import faces
 from egodesk.memory.faces import FaceInfo, Sighting
-from egodesk.memory.schema import Clip, Keyframe
+from egodesk.memory.schema import Clip, Footage, Keyframe
 from egodesk.memory.store import Store
 from egodesk.pipeline.jobs import finish
 from egodesk.pipeline.speakers import purge_freed
-from egodesk.pipeline.stages import StageContext
+from egodesk.pipeline.stages import StageContext, frame_at
+
+log = logging.getLogger(__name__)
 
 STAGE = "faces"
 _HALF_WINDOW = 1e-3  # each keyframe is asked for as a span this wide around its offset: that very frame
@@ -106,6 +112,32 @@ def merge_faces(store: Store, into: int, other: int) -> FaceInfo:
     with store.session() as session:
         faces.merge(session, into, other)
     return _info(store, into)
+
+
+def face_pictures(store: Store, side: int = 96, limit: int = 60) -> dict[int, bytes]:
+    """A small square JPEG of each of the `limit` most seen faces, from its best sighting's frame read
+    again from the footage (`media.crops`; a video's frame costs an ffmpeg seek, about 0.1 s, hence the
+    limit): in memory only, so no file of a face is kept. A footage that cannot be read any more (moved,
+    deleted) leaves its faces without a picture."""
+    out: dict[int, bytes] = {}
+    for face in list_faces(store)[:limit]:
+        if face.best is None:
+            continue
+        footage_id, offset, left, top, right, bottom, width, height = face.best
+        with store.session() as session:
+            footage = session.get(Footage, footage_id)
+            if footage is None:
+                continue
+            session.expunge(footage)
+        try:
+            frame = frame_at(footage, offset)
+        except (MediaError, OSError, ValueError) as exc:
+            log.info("no picture of face %s: %s", face.id, exc)
+            continue
+        scale = frame.shape[1] / width if width else 1.0  # the frame as read now, against the one looked at
+        box = (round(left * scale), round(top * scale), round(right * scale), round(bottom * scale))
+        out[face.id] = square_crop_jpeg(frame, box, side)
+    return out
 
 
 def forget_face(store: Store, face_id: int) -> int:

@@ -329,6 +329,11 @@ class Library:
         """Every face seen, the most seen first, each with its footage and sighting counts and best sighting."""
         return face_stage.list_faces(self.store)
 
+    def face_pictures(self, side: int = 96, limit: int = 60) -> dict[int, bytes]:
+        """A small square JPEG of each of the `limit` most seen faces (its best sighting), read from the
+        footage; kept nowhere."""
+        return face_stage.face_pictures(self.store, side, limit)
+
     def name_face(self, face_id: int, name: str) -> FaceInfo:
         """Name a face (the rules of a voice's name)."""
         return face_stage.name_face(self.store, face_id, name)

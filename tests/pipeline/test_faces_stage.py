@@ -112,6 +112,25 @@ def test_a_rerun_of_the_stage_changes_nothing(imported):
     assert [f.id for f in library.faces()] == before[1]
 
 
+def test_a_face_picture_is_her_face_cut_from_the_photo_and_kept_in_no_file(imported):
+    import cv2
+
+    from egodesk.perception.faces import SAME_PERSON, FaceFinder, distance
+
+    library, _ = imported
+    files = sorted(p for p in library.paths.root.rglob("*") if p.is_file())
+    [face] = library.faces()
+    pictures = library.face_pictures()
+    assert list(pictures) == [face.id]
+    crop = cv2.imdecode(np.frombuffer(pictures[face.id], np.uint8), cv2.IMREAD_COLOR)
+    assert crop.shape == (96, 96, 3)
+    [again] = FaceFinder(locate("faces")).find(np.ascontiguousarray(crop[:, :, ::-1]))  # a 96 px picture: doubled
+    with library.store.session() as s:
+        centroid = np.frombuffer(s.get_one(Face, face.id).centroid, np.float32)
+    assert distance(again.vector, centroid) < SAME_PERSON
+    assert sorted(p for p in library.paths.root.rglob("*") if p.is_file()) == files
+
+
 def test_faces_are_listed_beside_the_voices_and_named_from_the_terminal(home, capsys):
     library, _ = home
     [face] = library.faces()
