@@ -114,14 +114,21 @@ def merge_faces(store: Store, into: int, other: int) -> FaceInfo:
     return _info(store, into)
 
 
-def face_pictures(store: Store, side: int = 96, limit: int = 60) -> dict[int, bytes]:
+def face_pictures(store: Store, side: int = 96, limit: int = 60, cache: dict | None = None) -> dict[int, bytes]:
     """A small square JPEG of each of the `limit` most seen faces, from its best sighting's frame read
     again from the footage (`media.crops`; a video's frame costs an ffmpeg seek, about 0.1 s, hence the
-    limit): in memory only, so no file of a face is kept. A footage that cannot be read any more (moved,
+    limit, and `cache`, keyed by the sighting, so a list read again during an import reads no frame
+    twice): in memory only, so no file of a face is kept. A footage that cannot be read any more (moved,
     deleted) leaves its faces without a picture."""
     out: dict[int, bytes] = {}
+    used: set = set()
     for face in list_faces(store)[:limit]:
         if face.best is None:
+            continue
+        key = (face.best, side)
+        used.add(key)
+        if cache is not None and key in cache:
+            out[face.id] = cache[key]
             continue
         footage_id, offset, left, top, right, bottom, width, height = face.best
         with store.session() as session:
@@ -137,6 +144,11 @@ def face_pictures(store: Store, side: int = 96, limit: int = 60) -> dict[int, by
         scale = frame.shape[1] / width if width else 1.0  # the frame as read now, against the one looked at
         box = (round(left * scale), round(top * scale), round(right * scale), round(bottom * scale))
         out[face.id] = square_crop_jpeg(frame, box, side)
+        if cache is not None:
+            cache[key] = out[face.id]
+    if cache is not None:
+        for gone in set(cache) - used:  # a face forgotten or merged away: its picture is not kept
+            del cache[gone]
     return out
 
 

@@ -62,6 +62,7 @@ class Library:
         self.paths = paths.ensure()
         self.settings = Settings.load(self.paths.settings_file)
         self.store = Store(self.paths.database)
+        self._face_pictures: dict = {}  # face_pictures' cache, by sighting: in memory only
 
     @cached_property
     def engines(self) -> Engines:
@@ -332,7 +333,7 @@ class Library:
     def face_pictures(self, side: int = 96, limit: int = 60) -> dict[int, bytes]:
         """A small square JPEG of each of the `limit` most seen faces (its best sighting), read from the
         footage; kept nowhere."""
-        return face_stage.face_pictures(self.store, side, limit)
+        return face_stage.face_pictures(self.store, side, limit, self._face_pictures)
 
     def name_face(self, face_id: int, name: str) -> FaceInfo:
         """Name a face (the rules of a voice's name)."""
@@ -345,6 +346,7 @@ class Library:
     def forget_face(self, face_id: int) -> int:
         """Delete a person's face print and name from the library (`pipeline.faces.forget_face`); the sightings stay
         as someone seen. The number of sightings that lost their face."""
+        self._face_pictures.clear()  # no picture of a forgotten face is kept, in memory either
         return face_stage.forget_face(self.store, face_id)
 
     def _voices_changed(self, result):

@@ -129,6 +129,7 @@ def test_a_face_picture_is_her_face_cut_from_the_photo_and_kept_in_no_file(impor
         centroid = np.frombuffer(s.get_one(Face, face.id).centroid, np.float32)
     assert distance(again.vector, centroid) < SAME_PERSON
     assert sorted(p for p in library.paths.root.rglob("*") if p.is_file()) == files
+    assert library.face_pictures() == pictures and len(library._face_pictures) == 1  # read again: from memory
 
 
 def test_faces_are_listed_beside_the_voices_and_named_from_the_terminal(home, capsys):
@@ -166,6 +167,7 @@ def test_forgetting_a_face_leaves_no_name_or_face_print_in_any_file(home, capsys
     code, out, err = _cli(capsys, "people", "forget", f"F{face.id}")
     assert code == 0 and "forgotten; 2 sightings" in out, err
     assert library.faces() == [] and [(face, kept) for _, face, kept in _sightings(library)] == [(None, False)] * 2
+    assert library.face_pictures() == {} and library._face_pictures == {}  # its picture is not kept in memory either
     library.close()
     files = [p for p in library.paths.root.rglob("*") if p.is_file()]
     assert any(p.name == "library.sqlite" for p in files) and any(p.parent.name == "indices" for p in files)
