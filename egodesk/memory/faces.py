@@ -12,8 +12,9 @@ of `perception.face_groups` (both at `perception.faces.SAME_PERSON`), so a later
 faces of earlier footage. The prints are kept per sighting, unlike a voice's (whose turns keep none),
 because a face's centroid is the mean of few sightings and a merge or a rerun must recompute it exactly.
 
-A face's name stays in this table: no memory text shows it yet (a voice's name labels lines; a face only
-says who was there), so naming, merging or forgetting a face rebuilds nothing.
+A named face's name is shown in the captions of the clips it was seen in ("Ana is in view.",
+`names_in_clips`), so naming, merging or forgetting a face brings those moments' memories up to date
+(`pipeline.faces`, through `spans_of`); an unnamed face shows nothing ("Face 3" would read like a name).
 
 Forgetting a face deletes its print and name: the face row, and the print of every sighting of it (the
 sightings stay, with no print and no face: someone was there). The caller purges the freed pages.
@@ -21,13 +22,14 @@ sightings stay, with no print and no face: someone was there). The caller purges
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from egodesk.memory.people import PeopleError, check_name
+from egodesk.memory.people import PeopleError, Spans, check_name
 from egodesk.memory.schema import Face, FaceSighting, Footage
 from egodesk.perception.face_groups import group, match
 
@@ -136,6 +138,32 @@ def store_footage(session: Session, footage_id: int, sightings: list[Sighting]) 
     )
     _refresh(session, set(face_of.values()))
     return len(sightings)
+
+
+def names_in_clips(session: Session, footage_id: int) -> dict[int, list[str]]:
+    """The named faces seen in each clip of a footage: clip id -> names, first seen first (what its
+    caption says is in view)."""
+    rows = session.execute(
+        select(FaceSighting.clip_id, Face.name)
+        .join(Face, Face.id == FaceSighting.face_id)
+        .where(FaceSighting.footage_id == footage_id, Face.name.is_not(None))
+        .order_by(FaceSighting.ts, FaceSighting.id)
+    ).all()
+    out: dict[int, list[str]] = defaultdict(list)
+    for clip_id, name in rows:
+        if name and name not in out[clip_id]:
+            out[clip_id].append(name)
+    return dict(out)
+
+
+def spans_of(session: Session, face_ids: set[int]) -> Spans:
+    """Where faces `face_ids` were seen: footage id -> the sightings' times (as zero-length spans), the
+    moments whose captions show their names."""
+    out: Spans = defaultdict(list)
+    rows = session.execute(select(FaceSighting.footage_id, FaceSighting.ts).where(FaceSighting.face_id.in_(face_ids)))
+    for footage_id, ts in rows:
+        out[footage_id].append((ts, ts))
+    return dict(out)
 
 
 def faces_in(session: Session, footage_id: int) -> set[int]:

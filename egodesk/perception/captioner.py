@@ -83,6 +83,16 @@ def join_words(items: list[str], last: str = "and") -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
 
 
+def in_view(names: list[str]) -> str:
+    """The sentence a caption starts with for the named people whose faces were seen in its clip ("Ana is in
+    view."; "" for none). It is the faces stage's finding, not the captioner's, so every captioner's
+    caption gets it the same way (`pipeline.stages`); it goes first, with what is seen, before any
+    `HEARD` or `VISIBLE_TEXT` part a reader splits the caption at."""
+    if not names:
+        return ""
+    return f"{join_words(names)} {'is' if len(names) == 1 else 'are'} in view."
+
+
 def quote(text: str, limit: int) -> str:
     text = " ".join(text.split())
     if len(text) > limit:

@@ -5,7 +5,8 @@ The stage runs after `keyframes`: it looks for faces in each keyframe of the foo
 one pass, at the frame's own size; a photo is its one frame) with the `faces` model of the manifest
 (`perception.faces`), then stores the sightings and matches them to the library's faces
 (`memory.faces.store_footage`) in one transaction with its job's "done" mark, so a kill leaves it wholly
-done or not at all and a rerun replaces that footage's sightings. Nothing found is done with no
+done or not at all and a rerun replaces that footage's sightings (and, when the captions are already
+written, describes again the clips whose named faces changed). Nothing found is done with no
 sightings; HOG costs about 30 ms of CPU an 848x480 keyframe, so a footage without faces costs little.
 """
 
@@ -23,10 +24,11 @@ from egodesk.media.frames import sample_frames
 from egodesk.media.photo import read_photo
 from egodesk.memory import faces
 from egodesk.memory.faces import FaceInfo, Sighting
-from egodesk.memory.schema import Clip, Footage, Keyframe
+from egodesk.memory.schema import Clip, Face, Footage, Keyframe
 from egodesk.memory.store import Store
+from egodesk.pipeline.engines import Engines
 from egodesk.pipeline.jobs import finish
-from egodesk.pipeline.speakers import purge_freed
+from egodesk.pipeline.speakers import forget_everywhere, refresh_memory
 from egodesk.pipeline.stages import StageContext, frame_at
 
 log = logging.getLogger(__name__)
@@ -86,8 +88,14 @@ def run_faces(ctx: StageContext) -> None:
             found += [Sighting(clip_id, offset, f.box, (width, height), f.score, f.vector) for f in finder.find(rgb)]
             ctx.report(STAGE, done, len(wanted))
     with ctx.store.session() as session:
+        before = faces.names_in_clips(session, ctx.footage_id)
         count = faces.store_footage(session, ctx.footage_id, found)
+        after = faces.names_in_clips(session, ctx.footage_id)
         finish(session, ctx.footage_id, STAGE, count)
+    moved = {clip for clip in set(before) | set(after) if before.get(clip) != after.get(clip)}
+    if moved:  # a rerun after the captions: those whose named faces changed are described again
+        spans = [(c.start_ts, c.end_ts) for c in ctx.clips() if c.id in moved]
+        refresh_memory(ctx.store, ctx.engines, {ctx.footage_id: spans})
 
 
 FACE_STAGE_FUNCTIONS = {STAGE: run_faces}
@@ -102,15 +110,21 @@ def _info(store: Store, face_id: int) -> FaceInfo:
     return next(f for f in list_faces(store) if f.id == face_id)
 
 
-def name_face(store: Store, face_id: int, name: str) -> FaceInfo:
+def name_face(store: Store, engines: Engines, face_id: int, name: str) -> FaceInfo:
+    """Name a face; the captions of the clips it was seen in say so ("Ana is in view."), and those
+    moments' memories follow (`speakers.refresh_memory`)."""
     with store.session() as session:
         faces.rename(session, face_id, name)
+        changed = faces.spans_of(session, {face_id})
+    refresh_memory(store, engines, changed)
     return _info(store, face_id)
 
 
-def merge_faces(store: Store, into: int, other: int) -> FaceInfo:
+def merge_faces(store: Store, engines: Engines, into: int, other: int) -> FaceInfo:
     with store.session() as session:
+        changed = faces.spans_of(session, {into, other})
         faces.merge(session, into, other)
+    refresh_memory(store, engines, changed)
     return _info(store, into)
 
 
@@ -152,11 +166,15 @@ def face_pictures(store: Store, side: int = 96, limit: int = 60, cache: dict | N
     return out
 
 
-def forget_face(store: Store, face_id: int) -> int:
-    """Delete a face's print and name from the library (`memory.faces.forget_face`), then the freed pages
-    of the database and its WAL (`purge_freed`), so no file keeps them. No index file holds a face: the
-    prints are matched from SQLite. Returns how many sightings lost their face."""
+def forget_face(store: Store, engines: Engines, face_id: int) -> int:
+    """Delete a face's print and name from the library (`memory.faces.forget_face`), then its name from
+    every memory that showed it and the freed pages (`speakers.forget_everywhere`), so no file keeps
+    them. No index file holds a face print: prints are matched from SQLite. Returns how many sightings
+    lost their face."""
     with store.session() as session:
+        face = session.get(Face, face_id)
+        name = face.name if face is not None else None
+        changed = faces.spans_of(session, {face_id})
         count = faces.forget_face(session, face_id)
-    purge_freed(store)
+    forget_everywhere(store, engines, name, changed if name else {})
     return count

@@ -336,18 +336,18 @@ class Library:
         return face_stage.face_pictures(self.store, side, limit, self._face_pictures)
 
     def name_face(self, face_id: int, name: str) -> FaceInfo:
-        """Name a face (the rules of a voice's name)."""
-        return face_stage.name_face(self.store, face_id, name)
+        """Name a face (the rules of a voice's name); the captions where it was seen say so."""
+        return self._voices_changed(face_stage.name_face(self.store, self.engines, face_id, name))
 
     def merge_faces(self, into: int, other: int) -> FaceInfo:
         """Make face `other` part of face `into` (one person seen as two)."""
-        return face_stage.merge_faces(self.store, into, other)
+        return self._voices_changed(face_stage.merge_faces(self.store, self.engines, into, other))
 
     def forget_face(self, face_id: int) -> int:
         """Delete a person's face print and name from the library (`pipeline.faces.forget_face`); the sightings stay
         as someone seen. The number of sightings that lost their face."""
         self._face_pictures.clear()  # no picture of a forgotten face is kept, in memory either
-        return face_stage.forget_face(self.store, face_id)
+        return self._voices_changed(face_stage.forget_face(self.store, self.engines, face_id))
 
     def _voices_changed(self, result):
         if "memory" in self.__dict__:  # this library's retrieval caches: its next question reads the change

@@ -156,15 +156,23 @@ def forget_person(store: Store, engines: Engines, voice_id: int) -> int:
         voice = session.get(Voice, voice_id)
         name = voice.name if voice is not None else None
         changed = people.forget_voice(session, voice_id)
+    forget_everywhere(store, engines, name, changed)
+    return sum(len(spans) for spans in changed.values())
+
+
+def forget_everywhere(store: Store, engines: Engines, name: str | None, changed: Spans) -> None:
+    """After a person's rows are deleted (a voice's or a face's): the memories that showed them rebuilt
+    (`refresh_memory` over `changed`), their `name` replaced by SOMEONE in memories an LLM wrote, the
+    parent-child indices rebuilt from SQLite (a deleted label keeps its vector in the file until then), the
+    saved lexical indices deleted, and the freed pages purged (`purge_freed`), so no file keeps them."""
     refresh_memory(store, engines, changed)
     rebuilt = set(REBUILT_SPACES) & set(engines.index_manager.spaces())
     if name:
         rebuilt |= _scrub_name(store, engines, name)
-    for space in sorted(rebuilt):  # a deleted label keeps its vector in the file until the index is rebuilt
+    for space in sorted(rebuilt):
         engines.index_manager.rebuild(space)
     shutil.rmtree(engines.index_manager.lexical_dir, ignore_errors=True)
     purge_freed(store)
-    return sum(len(spans) for spans in changed.values())
 
 
 def _scrub_name(store: Store, engines: Engines, name: str) -> set[str]:

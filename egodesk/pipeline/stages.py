@@ -24,6 +24,7 @@ from egodesk.media.frames import SampledFrame, read_frame_at, sample_frames
 from egodesk.media.keyframes import select_keyframes, write_thumbnail
 from egodesk.media.photo import read_photo
 from egodesk.memory.corrections import SCREEN, apply_corrections
+from egodesk.memory.faces import names_in_clips
 from egodesk.memory.people import attach_lines, relabel
 from egodesk.memory.schema import Caption, Clip, Footage, Keyframe, TranscriptSegment
 from egodesk.memory.speech import clip_speech, write_transcript
@@ -212,10 +213,13 @@ def run_ocr(ctx: StageContext) -> None:
         finish(session, ctx.footage_id, "ocr", sum(1 for t in texts.values() if t))
 
 
-def _caption(engines: Engines, footage: Footage, clip: Clip, keyframes: list[Keyframe], speech: str, previous: str) -> str:
+def _caption(
+    engines: Engines, footage: Footage, clip: Clip, keyframes: list[Keyframe], speech: str, previous: str, seen: list[str]
+) -> str:
     """One clip's caption from its keyframes (those of other clips are skipped), what was said in it and
-    the caption before it: the one way a clip is described, for the stage and for `recaption`."""
-    from egodesk.perception.captioner import ClipContext
+    the caption before it, after the named faces `seen` in it ("Ana is in view.", `captioner.in_view`):
+    the one way a clip is described, for the stage and for `recaption`."""
+    from egodesk.perception.captioner import ClipContext, in_view
     from egodesk.perception.captioner import Keyframe as CaptionFrame
 
     views = [
@@ -236,7 +240,7 @@ def _caption(engines: Engines, footage: Footage, clip: Clip, keyframes: list[Key
         wearer=engines.settings.wearer_name,
         previous_caption=previous,
     )
-    return engines.captioner.caption(context).strip()
+    return f"{in_view(seen)} {engines.captioner.caption(context).strip()}".strip()
 
 
 def _said(session, footage_id: int, clips: list[Clip]) -> dict[int, list[str]]:
@@ -255,10 +259,11 @@ def run_captions(ctx: StageContext) -> None:
             session.scalars(select(Keyframe).join(Clip).where(Clip.footage_id == ctx.footage_id).order_by(Keyframe.idx))
         )
         said = _said(session, ctx.footage_id, clips)
+        seen = names_in_clips(session, ctx.footage_id)
     captions = []
     previous = ""
     for done, clip in enumerate(clips, start=1):
-        text = _caption(ctx.engines, footage, clip, keyframes, " ".join(said[clip.id]).strip(), previous)
+        text = _caption(ctx.engines, footage, clip, keyframes, " ".join(said[clip.id]).strip(), previous, seen.get(clip.id, []))
         captions.append(
             Caption(
                 clip_id=clip.id,
@@ -294,10 +299,12 @@ def recaption(store: Store, engines: Engines, footage_id: int, start: float, end
             return 0
         keyframes = list(session.scalars(select(Keyframe).where(Keyframe.clip_id.in_([c.id for c in touched]))))
         said = _said(session, footage_id, clips)
+        seen = names_in_clips(session, footage_id)
         session.expunge_all()
     previous = {clip.id: captions[prior.id].text if prior.id in captions else "" for prior, clip in zip(clips, clips[1:])}
     texts = {
-        c.id: _caption(engines, footage, c, keyframes, " ".join(said[c.id]).strip(), previous.get(c.id, "")) for c in touched
+        c.id: _caption(engines, footage, c, keyframes, " ".join(said[c.id]).strip(), previous.get(c.id, ""), seen.get(c.id, []))
+        for c in touched
     }
     with store.session() as session:
         for clip_id, text in texts.items():

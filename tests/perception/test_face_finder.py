@@ -80,3 +80,11 @@ def test_a_picture_that_is_not_rgb_uint8_is_refused(finder, astronaut):
         finder.find(astronaut.astype(np.float32))
     with pytest.raises(ValueError, match="RGB uint8"):
         finder.find(astronaut[:, :, 0])
+
+
+def test_the_sentence_a_caption_starts_with_for_the_named_faces_seen():
+    from egodesk.perception.captioner import in_view
+
+    assert in_view([]) == ""
+    assert in_view(["Ana"]) == "Ana is in view."
+    assert in_view(["Ana", "Tom", "Sam"]) == "Ana, Tom and Sam are in view."

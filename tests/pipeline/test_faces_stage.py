@@ -17,7 +17,7 @@ from sqlalchemy import select, update
 
 from egodesk.cli import main
 from egodesk.core.manifest import ModelMissing, locate
-from egodesk.memory.schema import Face, FaceSighting, Job
+from egodesk.memory.schema import Face, FaceSighting, Job, Unit
 from egodesk.pipeline.library import Library
 from tests.conftest import WALK_VIDEO, ffmpeg
 
@@ -133,7 +133,7 @@ def test_a_face_picture_is_her_face_cut_from_the_photo_and_kept_in_no_file(impor
 
 
 def test_faces_are_listed_beside_the_voices_and_named_from_the_terminal(home, capsys):
-    library, _ = home
+    library, ids = home
     [face] = library.faces()
     code, out, err = _cli(capsys, "people", "list")
     assert code == 0 and f"F{face.id}" in out and f"Face {face.id}" in out and "1 face" in err, (out, err)
@@ -149,12 +149,20 @@ def test_faces_are_listed_beside_the_voices_and_named_from_the_terminal(home, ca
     ]:
         code, _, err = _cli(capsys, "people", *args)
         assert code == 2 and reason in err, (args, err)
+    walk_caption = library.clips(ids["walk"])[0].caption
     code, out, err = _cli(capsys, "people", "name", f"f{face.id}", NAME)
     assert code == 0 and NAME in out, err
+    for photo in ("IMG_0001", "IMG_0002"):  # where she was seen, the caption and its memory say so
+        [clip] = library.clips(ids[photo])
+        assert clip.caption.startswith(f"{NAME} is in view. "), clip.caption
+        with library.store.session() as s:
+            units = s.scalars(select(Unit.text).where(Unit.footage_id == ids[photo], Unit.kind == "caption")).all()
+        assert units and all(NAME in text for text in units)
+    assert library.clips(ids["walk"])[0].caption == walk_caption  # nobody there: nothing changed
 
 
 def test_forgetting_a_face_leaves_no_name_or_face_print_in_any_file(home, capsys):
-    library, _ = home
+    library, ids = home
     [face] = library.faces()
     if face.name != NAME:
         library.name_face(face.id, NAME)
@@ -162,12 +170,19 @@ def test_forgetting_a_face_leaves_no_name_or_face_print_in_any_file(home, capsys
         prints = [f.centroid for f in s.scalars(select(Face))]
         prints += [v for v in s.scalars(select(FaceSighting.vector)) if v is not None]
     assert len(prints) == 3
+    from egodesk.retrieval.base import Memory
+
+    memory = Memory(library.store, library.index_manager, None)
+    for kinds in (["caption"], ["subchunk"]):
+        memory.lexical(kinds)  # the BM25 indices retrieval saves beside the vector indices
     held = [p for p in library.paths.root.rglob("*") if p.is_file() and b"zebedee" in p.read_bytes().lower()]
-    assert any(p.name.startswith("library.sqlite") for p in held), held  # the name is in the database before...
+    assert any("lexical" in p.parts for p in held), held  # the name is in an index file before...
+    assert any(p.name.startswith("library.sqlite") for p in held), held
     code, out, err = _cli(capsys, "people", "forget", f"F{face.id}")
     assert code == 0 and "forgotten; 2 sightings" in out, err
     assert library.faces() == [] and [(face, kept) for _, face, kept in _sightings(library)] == [(None, False)] * 2
     assert library.face_pictures() == {} and library._face_pictures == {}  # its picture is not kept in memory either
+    assert not any(NAME in c.caption for photo in ("IMG_0001", "IMG_0002") for c in library.clips(ids[photo]))
     library.close()
     files = [p for p in library.paths.root.rglob("*") if p.is_file()]
     assert any(p.name == "library.sqlite" for p in files) and any(p.parent.name == "indices" for p in files)
