@@ -28,7 +28,7 @@ from egodesk.memory.schema import Clip, Face, Footage, Keyframe
 from egodesk.memory.store import Store
 from egodesk.pipeline.engines import Engines
 from egodesk.pipeline.jobs import finish
-from egodesk.pipeline.speakers import forget_everywhere, refresh_memory
+from egodesk.pipeline.speakers import forget_everywhere, purge_freed, refresh_memory
 from egodesk.pipeline.stages import StageContext, frame_at
 
 log = logging.getLogger(__name__)
@@ -176,5 +176,8 @@ def forget_face(store: Store, engines: Engines, face_id: int) -> int:
         name = face.name if face is not None else None
         changed = faces.spans_of(session, {face_id})
         count = faces.forget_face(session, face_id)
-    forget_everywhere(store, engines, name, changed if name else {})
+    if name:
+        forget_everywhere(store, engines, name, changed)
+    else:  # an unnamed face showed in no memory: only its print's freed pages are left to purge
+        purge_freed(store)
     return count
