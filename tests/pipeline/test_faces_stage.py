@@ -223,3 +223,24 @@ def test_the_stage_looks_at_the_very_keyframes_the_keyframes_stage_chose(tmp_pat
             assert np.array_equal(rgb[:, :, ::-1], read_frame_at(video, offset)), offset
     finally:
         library.close()
+
+
+def test_forgetting_an_unnamed_face_purges_its_print_from_every_file(tmp_path):
+    from skimage import data
+
+    photo = tmp_path / "IMG_0009.jpg"
+    _photo(photo, data.astronaut(), "2024:03:15 12:00:00")
+    library = Library(tmp_path / "lib")
+    try:
+        library.save_settings(library.settings.model_copy(update={"threads": 1, "memory_records": False, "memory_atomic": False}))
+        library.add([photo])
+        assert library.process()["failed"] == 0
+        [face] = library.faces()
+        with library.store.session() as s:
+            prints = [s.get_one(Face, face.id).centroid, *s.scalars(select(FaceSighting.vector))]
+        assert library.forget_face(face.id) == 1 and library.faces() == []
+    finally:
+        library.close()
+    for path in (p for p in library.paths.root.rglob("*") if p.is_file()):
+        data_ = path.read_bytes()
+        assert all(blob not in data_ for blob in prints), path
