@@ -130,6 +130,11 @@ def placeholder_values(tmp: Path, video: Path) -> dict[str, str]:
     }
 
 
+def test_the_readme_is_read_in_five_minutes():
+    """A user's page: at most 150 lines; engineering detail lives in docs/."""
+    assert len(README.read_text(encoding="utf-8").splitlines()) <= 150
+
+
 def test_every_link_and_picture_in_the_docs_is_there():
     """The README's and docs/' relative links and pictures name files of the checkout (the guide's
     screenshots included)."""
