@@ -19,7 +19,7 @@ The rules, and why:
   on-screen text within `SCREEN_SLACK_S`); no line there, an empty or over-long text and an unknown
   footage raise `CorrectionError`, with the reason, before anything is written.
 - After a rerun of a stage the lines may be cut a little differently: a correction goes to the line that
-  overlaps its span most, if they share at least half of the shorter one (`_same_line`).
+  overlaps its span most, if they share at least half of the shorter one (`same_line`).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def _clean(text: str) -> str:
     return cleaned
 
 
-def _same_line(kind: str, a: tuple[float, float], b: tuple[float, float]) -> float:
+def same_line(kind: str, a: tuple[float, float], b: tuple[float, float]) -> float:
     """How well span `b` is the line of span `a`: their overlap, 0 when they are not the same line."""
     if kind == SCREEN:
         return 1.0 / (1.0 + abs(a[0] - b[0])) if abs(a[0] - b[0]) <= 0.5 else 0.0
@@ -128,7 +128,7 @@ def _history(session: Session, footage_id: int, kind: str, span: tuple[float, fl
     rows = session.scalars(
         select(Correction).where(Correction.footage_id == footage_id, Correction.kind == kind).order_by(Correction.id)
     )
-    return [c for c in rows if _same_line(kind, (c.start_ts, c.end_ts), span) > 0]
+    return [c for c in rows if same_line(kind, (c.start_ts, c.end_ts), span) > 0]
 
 
 def _footage(session: Session, footage_id: int) -> Footage:
@@ -215,8 +215,8 @@ def apply_corrections(session: Session, footage_id: int, kinds: tuple[str, ...] 
         lines = _lines(session, footage_id, kind)
         for correction in rows:  # oldest first: the latest correction of a line is written last
             span = (correction.start_ts, correction.end_ts)
-            best = max(lines, key=lambda line: _same_line(kind, span, _span(line)), default=None)
-            if best is not None and _same_line(kind, span, _span(best)) > 0:
+            best = max(lines, key=lambda line: same_line(kind, span, _span(line)), default=None)
+            if best is not None and same_line(kind, span, _span(best)) > 0:
                 _write(best, correction.text, None)
                 applied.add(best.id)
     return len(applied)

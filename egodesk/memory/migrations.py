@@ -7,7 +7,8 @@ and the notes' rows in that index; version 5 adds the person's corrections of mi
 version 6 adds the voices and speech turns (`people`), a transcript line's voice, and a pending `speakers`
 job for each footage transcribed before it, so `egodesk resume` finds who spoke there; version 7 adds
 whether a person said a voice is theirs (`voice.wearer_said`); version 8 adds the faces seen (`faces`)
-and a pending `faces` job for each footage that has keyframes, so `egodesk resume` finds who was there."""
+and a pending `faces` job for each footage that has keyframes, so `egodesk resume` finds who was there;
+version 9 adds who a person said spoke a line (`line_voice`)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,18 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
 from egodesk.memory import record_tables, textsearch
-from egodesk.memory.schema import Base, Correction, Face, FaceSighting, Note, SpeechTurn, Star, Voice, VoiceAppearance
+from egodesk.memory.schema import (
+    Base,
+    Correction,
+    Face,
+    FaceSighting,
+    LineVoice,
+    Note,
+    SpeechTurn,
+    Star,
+    Voice,
+    VoiceAppearance,
+)
 
 
 def _v1_create(conn: Connection) -> None:
@@ -75,6 +87,11 @@ def _v8_faces(conn: Connection) -> None:
     )
 
 
+def _v9_line_voices(conn: Connection) -> None:
+    """The table of who a person said spoke a line (a new library has it from version 1)."""
+    Base.metadata.create_all(conn, tables=[Base.metadata.tables[LineVoice.__tablename__]], checkfirst=True)
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_create,
     record_tables.create_tables,
@@ -84,6 +101,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _v6_people,
     _v7_wearer_said,
     _v8_faces,
+    _v9_line_voices,
 ]
 
 

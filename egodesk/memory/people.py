@@ -29,7 +29,11 @@ are brought up to date (`pipeline.speakers`). Lines that came with their own spe
 subtitles) are left as they are.
 
 Splitting undoes a wrong match across footage: what a voice was heard as in one footage becomes a voice
-of its own (`split`). A footage's cluster is not split further: its turns keep no embeddings.
+of its own (`split`). A footage's cluster is not split further: its turns keep no embeddings. One line
+given to the wrong voice is the person's to say (`set_line_voice`): their word is kept in its own table
+(`schema.LineVoice`, migration 9), keyed by the line's span as a correction is, and put back over what the
+turns say whenever the lines are attached again (`attach_lines`: a rerun of the ASR or of the speakers
+stage, `egodesk resume`, a re-import), followed by a merge, and kept through a split and a rename.
 
 Forgetting a voice deletes its print (the voice row and its appearances) and its name; its turns and
 lines stay, with no voice: the words remain as unnamed speech.
@@ -45,7 +49,8 @@ import numpy as np
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from egodesk.memory.schema import Footage, SpeechTurn, TranscriptSegment, Voice, VoiceAppearance
+from egodesk.memory.corrections import SPEECH, same_line
+from egodesk.memory.schema import Footage, LineVoice, SpeechTurn, TranscriptSegment, Voice, VoiceAppearance
 from egodesk.perception.diarize import LIBRARY_SIMILARITY, Diarization, VoiceBook
 from egodesk.perception.diarize import Voice as BookVoice
 
@@ -56,6 +61,19 @@ Spans = dict[int, list[tuple[float, float]]]  # footage id -> spans of lines who
 
 class PeopleError(ValueError):
     """A change to the voices that cannot be made as asked, with the reason a person can act on."""
+
+
+@dataclass
+class SaidLine:
+    """A transcript line and who it is said by: its row id, footage, wall-clock span, label, words and voice."""
+
+    id: int
+    footage_id: int
+    start: float
+    end: float
+    speaker: str
+    text: str
+    voice_id: int | None
 
 
 @dataclass
@@ -105,7 +123,8 @@ def _book(session: Session, similarity: float = LIBRARY_SIMILARITY) -> tuple[Voi
 
 def _refresh(session: Session, voice_ids: set[int]) -> None:
     """Recompute the centroid, speech and footage count of `voice_ids` from their appearances; an unnamed
-    voice left with none is deleted (a named one keeps its last print, to be recognised again)."""
+    voice left with none is deleted (a named one, or one a person said spoke a line, keeps its last print,
+    to be recognised again: deleting it would undo the person's word)."""
     for voice_id in voice_ids:
         voice = session.get(Voice, voice_id)
         if voice is None:
@@ -114,7 +133,7 @@ def _refresh(session: Session, voice_ids: set[int]) -> None:
             select(VoiceAppearance).where(VoiceAppearance.voice_id == voice_id).order_by(VoiceAppearance.footage_id)
         ).all()
         if not seen:
-            if voice.name is None:
+            if voice.name is None and session.scalar(select(LineVoice.id).where(LineVoice.voice_id == voice_id).limit(1)) is None:
                 session.delete(voice)
             else:
                 voice.count = 0
@@ -197,9 +216,8 @@ def footage_forgotten(session: Session, footage_id: int, voice_ids: set[int], wi
     labels. A range keeps the footage's appearance: its cluster centroid cannot be split by time."""
     if window is not None:
         lo, hi = window
-        session.execute(
-            delete(SpeechTurn).where(SpeechTurn.footage_id == footage_id, SpeechTurn.start_ts < hi, SpeechTurn.end_ts > lo)
-        )
+        for table in (SpeechTurn, LineVoice):  # the person's word on a line goes with the line
+            session.execute(delete(table).where(table.footage_id == footage_id, table.start_ts < hi, table.end_ts > lo))
     session.flush()
     _refresh(session, voice_ids)
     _set_wearer(session)
@@ -208,8 +226,8 @@ def footage_forgotten(session: Session, footage_id: int, voice_ids: set[int], wi
 
 def attach_lines(session: Session, footage_id: int) -> None:
     """Give each of the footage's transcript lines the voice its turns overlap longest (none where no
-    turn does). Lines that came with a speaker of their own (imported) are left alone; labels follow
-    in `relabel`."""
+    turn does). Lines that came with a speaker of their own (imported) are left alone; a line a person
+    said who spoke gets their word back (`_keep_said`); labels follow in `relabel`."""
     turns = session.execute(
         select(SpeechTurn.start_ts, SpeechTurn.end_ts, SpeechTurn.voice_id).where(
             SpeechTurn.footage_id == footage_id, SpeechTurn.voice_id.is_not(None)
@@ -232,7 +250,60 @@ def attach_lines(session: Session, footage_id: int) -> None:
             line.voice_id = best
             if best is None:
                 line.speaker = ""
+    _keep_said(session, footage_id)
     session.flush()
+
+
+def _say(line: TranscriptSegment, voice_id: int | None) -> None:
+    """Give `line` the voice a person said; with none its label goes too ("someone else" names nobody)."""
+    line.voice_id = voice_id
+    if voice_id is None:
+        line.speaker = ""
+
+
+def _keep_said(session: Session, footage_id: int) -> None:
+    """Put the person's word on who said each line back over the footage's lines: each to the line that
+    overlaps its span most, when they share at least half the shorter (`corrections.same_line`: a rerun
+    of the ASR may cut the lines a little differently). A word whose line is gone waits for it."""
+    said = session.scalars(select(LineVoice).where(LineVoice.footage_id == footage_id).order_by(LineVoice.id)).all()
+    if not said:
+        return
+    lines = session.scalars(select(TranscriptSegment).where(TranscriptSegment.footage_id == footage_id)).all()
+    for row in said:
+        span = (row.start_ts, row.end_ts)
+        best = max(lines, key=lambda line: same_line(SPEECH, span, (line.start_ts, line.end_ts)), default=None)
+        if best is not None and same_line(SPEECH, span, (best.start_ts, best.end_ts)) > 0:
+            _say(best, row.voice_id)
+
+
+def set_line_voice(session: Session, segment_id: int, voice_id: int | None) -> tuple[SaidLine, Spans]:
+    """A person says who said transcript line `segment_id`: voice `voice_id`, or None for "someone else"
+    (someone the library does not know). Their word is kept (`LineVoice`) and outranks the turns from
+    then on; the line, and the spans of the lines whose label changed (this one, when it did).
+
+    "Someone else" leaves the line with no voice rather than making a new unnamed voice for it: a voice
+    is a print that later footage are matched against, and one line has none (its turn's embeddings are
+    not kept), so a made-up voice would either copy another's print or match nothing; with no voice the
+    line says nobody's name in memory text, which is what an unnamed voice would say too, and lists no
+    voice in People that was never heard."""
+    line = session.get(TranscriptSegment, segment_id)
+    if line is None:
+        raise PeopleError(f"there is no line {segment_id} in this library (`egodesk clips FOOTAGE` shows each line's id)")
+    if voice_id is not None:
+        _voice(session, voice_id)
+    span, before = (line.start_ts, line.end_ts), line.speaker
+    for row in session.scalars(select(LineVoice).where(LineVoice.footage_id == line.footage_id)):
+        if same_line(SPEECH, (row.start_ts, row.end_ts), span) > 0:
+            session.delete(row)  # the latest word on a line is the one kept
+    session.add(LineVoice(footage_id=line.footage_id, start_ts=span[0], end_ts=span[1], voice_id=voice_id))
+    _say(line, voice_id)
+    session.flush()
+    changed = relabel(session)
+    session.refresh(line)
+    if line.speaker != before and span not in changed.get(line.footage_id, []):
+        changed.setdefault(line.footage_id, []).append(span)
+    said = SaidLine(line.id, line.footage_id, span[0], span[1], line.speaker, line.text, line.voice_id)
+    return said, changed
 
 
 def labels(session: Session) -> dict[int, str]:
@@ -366,6 +437,7 @@ def merge(session: Session, into: int, other: int) -> Spans:
     session.flush()
     session.execute(update(SpeechTurn).where(SpeechTurn.voice_id == other).values(voice_id=into))
     session.execute(update(TranscriptSegment).where(TranscriptSegment.voice_id == other).values(voice_id=into))
+    session.execute(update(LineVoice).where(LineVoice.voice_id == other).values(voice_id=into))  # the person's word follows
     session.execute(delete(Voice).where(Voice.id == other))
     keep.name, keep.wearer_said = name, said
     session.flush()
@@ -376,10 +448,10 @@ def merge(session: Session, into: int, other: int) -> Spans:
 
 def split(session: Session, voice_id: int, footage_id: int) -> tuple[int, Spans]:
     """Take what voice `voice_id` was heard as in footage `footage_id` out of it, as a new unnamed voice
-    (someone else matched to it by the library: its appearance there, turns and lines). The voice a
-    person named or claimed keeps its name and "me"; the new voice's print is that footage's cluster, so a
-    rerun of the footage's speakers stage matches the cluster to it again. Returns the new voice's id
-    and the spans of the lines whose label changed."""
+    (someone else matched to it by the library: its appearance there, turns and lines; a line a person said
+    is that voice's stays with it). The voice a person named or claimed keeps its name and "me"; the new
+    voice's print is that footage's cluster, so a rerun of the footage's speakers stage matches the cluster
+    to it again. Returns the new voice's id and the spans of the lines whose label changed."""
     who = _voice(session, voice_id).name or f"voice {voice_id}"
     appearance = session.scalar(
         select(VoiceAppearance).where(VoiceAppearance.voice_id == voice_id, VoiceAppearance.footage_id == footage_id)
@@ -400,6 +472,7 @@ def split(session: Session, voice_id: int, footage_id: int) -> tuple[int, Spans]
         .where(TranscriptSegment.voice_id == voice_id, TranscriptSegment.footage_id == footage_id)
         .values(voice_id=new.id)
     )
+    _keep_said(session, footage_id)
     session.flush()
     _refresh(session, {voice_id, new.id})
     _set_wearer(session)
@@ -407,8 +480,10 @@ def split(session: Session, voice_id: int, footage_id: int) -> tuple[int, Spans]
 
 
 def forget_voice(session: Session, voice_id: int) -> Spans:
-    """Delete a voice's print and name; its turns and lines stay with no voice. The spans of the lines
-    that lost their label (and of any other whose label changed with the wearer)."""
+    """Delete a voice's print and name; its turns and lines stay with no voice, and a person's word that a
+    line was theirs says no voice from then on (the foreign key sets it null: the line stays unnamed
+    speech through a rerun). The spans of the lines that lost their label (and of any other whose label
+    changed with the wearer)."""
     voice = _voice(session, voice_id)
     changed: Spans = defaultdict(list)
     for line in session.scalars(select(TranscriptSegment).where(TranscriptSegment.voice_id == voice_id)):

@@ -1,7 +1,7 @@
 """The library's ORM tables (SQLAlchemy declarative models): footage, jobs, clips, keyframes, transcript
 segments, captions, memory units, their vectors, the index manifest, the moments a person kept (stars
-and notes), their corrections of what was misheard or misread, the voices heard (who spoke when) and
-the faces seen (who was there).
+and notes), their corrections of what was misheard or misread, the voices heard (who spoke when, and who said
+a line where a person said so) and the faces seen (who was there).
 
 Only the table definitions live here, so the store (engine and sessions), the migrations and the builders'
 own tables (record_tables) can all import them without importing each other. Deleting a footage cascades
@@ -276,6 +276,24 @@ class SpeechTurn(Base):
     start_ts: Mapped[float] = mapped_column(Float)
     end_ts: Mapped[float] = mapped_column(Float)
     level_db: Mapped[float] = mapped_column(Float, default=-120.0)
+
+
+class LineVoice(Base):
+    """A person's word on who said one transcript line (`people.set_line_voice`): the voice, or none
+    ("someone else": the line names nobody). Keyed by its footage and the line's span, not by the row, as a
+    correction is: the ASR run again deletes and rewrites the lines, and `people.attach_lines` puts the
+    person's word back over what the turns say. Forgetting the voice leaves the row with no voice, so the
+    line stays unnamed speech."""
+
+    __tablename__ = "line_voice"
+    __table_args__ = (Index("ix_line_voice_line", "footage_id", "start_ts"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    footage_id: Mapped[int] = mapped_column(ForeignKey("footage.id", ondelete="CASCADE"))
+    start_ts: Mapped[float] = mapped_column(Float)
+    end_ts: Mapped[float] = mapped_column(Float)
+    voice_id: Mapped[int | None] = mapped_column(ForeignKey("voice.id", ondelete="SET NULL"), index=True, nullable=True)
+    created_at: Mapped[float] = mapped_column(Float, default=time.time)
 
 
 class Face(Base):

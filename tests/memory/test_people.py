@@ -14,7 +14,7 @@ from egodesk.core.manifest import ModelMissing, locate
 from egodesk.memory import people
 from egodesk.memory.migrations import MIGRATIONS, migrate
 from egodesk.memory.people import PeopleError
-from egodesk.memory.schema import Footage, Job, SpeechTurn, TranscriptSegment, Voice, VoiceAppearance
+from egodesk.memory.schema import Footage, Job, LineVoice, SpeechTurn, TranscriptSegment, Voice, VoiceAppearance
 from egodesk.perception import diarize as dz
 from tests.memory.conftest import add_footage
 
@@ -333,3 +333,180 @@ def test_forgetting_footage_recomputes_the_voices_it_shaped(day, lib_paths):
     with store.session() as s:
         assert s.get(Voice, sam) is None  # an unnamed voice heard nowhere else goes with its footage
         assert s.get_one(Voice, me).count == 1
+
+
+def _line_of(store, footage_id: int, person: str, voice: int) -> TranscriptSegment:
+    """The longest of the footage's lines of `person` (by the script) that the turns gave to `voice`."""
+    with store.session() as s:
+        lines = s.scalars(
+            select(TranscriptSegment).where(
+                TranscriptSegment.footage_id == footage_id, TranscriptSegment.text == person, TranscriptSegment.voice_id == voice
+            )
+        ).all()
+    return max(lines, key=lambda line: line.end_ts - line.start_ts)
+
+
+def _said(store, line_id: int) -> tuple[str, int | None]:
+    with store.session() as s:
+        line = s.get_one(TranscriptSegment, line_id)
+        return line.speaker, line.voice_id
+
+
+def _rerun(store, heard, name: str, footage_id: int, shift: float = 0.0) -> int:
+    """The ASR run again (its lines rewritten, each `shift` s later: a rerun cuts them a little
+    differently), then the speakers stage, each as its stage writes them."""
+    from egodesk.memory.speech import write_transcript
+
+    with store.session() as s:
+        old = s.scalars(
+            select(TranscriptSegment).where(TranscriptSegment.footage_id == footage_id).order_by(TranscriptSegment.idx)
+        )
+        lines = [{"start_ts": t.start_ts + shift, "end_ts": t.end_ts + shift, "text": t.text} for t in old.all()]
+        write_transcript(s, footage_id, [], lines)
+        people.attach_lines(s, footage_id)
+        people.relabel(s)
+        people.store_footage(s, footage_id, heard[name][0])
+        people.relabel(s)
+    return footage_id
+
+
+def _line_at(store, footage_id: int, start: float) -> int:
+    with store.session() as s:
+        rows = s.scalars(select(TranscriptSegment).where(TranscriptSegment.footage_id == footage_id)).all()
+    return min(rows, key=lambda line: abs(line.start_ts - start)).id
+
+
+def test_a_line_a_person_says_is_someone_elses_stays_so_through_reruns(day, heard):
+    """The turns gave a line to the wearer; the person says Sam said it: it says Sam, and keeps saying so
+    when the ASR (lines cut 0.2 s later) and the speakers stage run again."""
+    store, ids = day
+    home = _voice_of_lines(store, ids[HOME])
+    me, sam = home["wearer"], home["Sam"]
+    with store.session() as s:
+        people.claim(s, me)
+        people.rename(s, sam, "Sam")
+    line = _line_of(store, ids[HOME], "wearer", me)
+    assert _said(store, line.id) == ("me", me)
+    with store.session() as s:
+        said, changed = people.set_line_voice(s, line.id, sam)
+    assert (said.speaker, said.voice_id, said.text) == ("Sam", sam, "wearer")
+    assert changed == {ids[HOME]: [(line.start_ts, line.end_ts)]}  # that one line, nothing else
+    assert _said(store, line.id) == ("Sam", sam)
+    _rerun(store, heard, HOME, ids[HOME], shift=0.2)
+    again = _line_at(store, ids[HOME], line.start_ts + 0.2)
+    assert _said(store, again) == ("Sam", sam)  # the rewritten line, the person's word on it
+    with store.session() as s:
+        others = s.execute(
+            select(TranscriptSegment.voice_id, TranscriptSegment.speaker).where(TranscriptSegment.id != again)
+        ).all()
+    assert (me, "me") in others  # the other lines still follow the turns
+
+
+def test_someone_else_leaves_the_line_with_no_voice_and_names_nobody(day, heard):
+    store, ids = day
+    me = _voice_of_lines(store, ids[HOME])["wearer"]
+    with store.session() as s:
+        people.claim(s, me)
+    line = _line_of(store, ids[HOME], "wearer", me)
+    with store.session() as s:
+        said, changed = people.set_line_voice(s, line.id, None)
+    assert (said.speaker, said.voice_id) == ("", None) and changed == {ids[HOME]: [(line.start_ts, line.end_ts)]}
+    with store.session() as s:
+        assert {v.id for v in s.scalars(select(Voice))} == {v.id for v in people.voices(s)}  # no voice made up for it
+    _rerun(store, heard, HOME, ids[HOME])
+    assert _said(store, _line_at(store, ids[HOME], line.start_ts)) == ("", None)
+
+
+def test_the_voice_a_line_was_said_by_follows_a_rename_and_a_merge(day, heard):
+    store, ids = day
+    home = _voice_of_lines(store, ids[HOME])
+    me, sam = home["wearer"], home["Sam"]
+    line = _line_of(store, ids[HOME], "wearer", me)
+    with store.session() as s:
+        people.set_line_voice(s, line.id, sam)
+        people.rename(s, me, "Alex")  # the voice the turns gave it: the line is not Alex's
+        people.rename(s, sam, "Sam")
+    assert _said(store, line.id) == ("Sam", sam)
+    with store.session() as s:
+        other = Voice(centroid=s.get_one(Voice, sam).centroid, seconds=1.0, count=0, name="Samuel")  # one person as two
+        s.add(other)
+        s.flush()
+        people.set_line_voice(s, line.id, other.id)
+        people.merge(s, sam, other.id)
+    assert _said(store, line.id) == ("Sam", sam)
+    _rerun(store, heard, HOME, ids[HOME])
+    assert _said(store, _line_at(store, ids[HOME], line.start_ts)) == ("Sam", sam)  # the word followed the merge
+
+
+def test_a_split_leaves_a_line_the_person_gave_that_voice(day):
+    store, ids = day
+    sam = _voice_of_lines(store, ids[HOME])["Sam"]
+    line = _line_of(store, ids[NEXT_DAY], "Sam", sam)
+    with store.session() as s:
+        people.rename(s, sam, "Sam")
+        people.set_line_voice(s, line.id, sam)  # "this line is Sam"
+        new, _ = people.split(s, sam, ids[NEXT_DAY])  # "the rest of that morning is someone else"
+        moved = s.scalars(select(TranscriptSegment).where(TranscriptSegment.voice_id == new)).all()
+    assert moved and _said(store, line.id) == ("Sam", sam)
+
+
+def test_forgetting_the_voice_a_line_was_said_by_leaves_it_unnamed_for_good(day, heard):
+    store, ids = day
+    home = _voice_of_lines(store, ids[HOME])
+    me, sam = home["wearer"], home["Sam"]
+    with store.session() as s:
+        people.claim(s, me)
+        people.rename(s, sam, "Sam")
+    line = _line_of(store, ids[HOME], "wearer", me)
+    with store.session() as s:
+        people.set_line_voice(s, line.id, sam)
+        changed = people.forget_voice(s, sam)
+    assert (line.start_ts, line.end_ts) in changed[ids[HOME]]
+    assert _said(store, line.id) == ("", None)
+    with store.session() as s:
+        [word] = s.scalars(select(LineVoice)).all()
+        assert word.voice_id is None  # the name went; the person's word that it was not the wearer stays
+    _rerun(store, heard, HOME, ids[HOME])
+    assert _said(store, _line_at(store, ids[HOME], line.start_ts)) == ("", None)  # not back to "me"
+
+
+def test_an_unnamed_voice_a_line_was_given_outlives_a_rerun_of_its_footage(day, heard):
+    """A voice heard in one footage, unnamed, is dropped when that footage's stage runs again (it may come
+    back under a new id), unless a person said it spoke a line: then the line keeps it."""
+    store, ids = day
+    sam = _voice_of_lines(store, ids[HOME])["Sam"]
+    with store.session() as s:
+        new, _ = people.split(s, sam, ids[NEXT_DAY])
+    line = _line_of(store, ids[HOME], "Sam", sam)
+    with store.session() as s:
+        people.set_line_voice(s, line.id, new)
+        people.store_footage(s, ids[NEXT_DAY], heard[NEXT_DAY][0])
+        people.relabel(s)
+        assert s.get(Voice, new) is not None
+    assert _said(store, line.id) == ("", new)
+
+
+def test_who_said_a_line_refuses_unknown_ids_and_changes_nothing(day):
+    store, ids = day
+    sam = _voice_of_lines(store, ids[HOME])["Sam"]
+    line = _line_of(store, ids[HOME], "Sam", sam)
+    before = _snapshot(store)
+    for line_id, voice_id, reason in [(999_999, sam, "no line 999999"), (line.id, 9999, "no voice 9999")]:
+        with pytest.raises(PeopleError, match=reason):
+            with store.session() as s:
+                people.set_line_voice(s, line_id, voice_id)
+    assert _snapshot(store) == before
+    with store.session() as s:
+        assert s.scalars(select(LineVoice)).all() == []
+
+
+def test_migration_9_adds_the_table_of_who_said_a_line(tmp_path):
+    engine = create_engine(f"sqlite:///{tmp_path / 'v8.sqlite'}")
+    with engine.begin() as conn:
+        MIGRATIONS[0](conn)
+        conn.execute(text("DROP TABLE line_voice"))  # as version 8 made it
+        conn.execute(text("PRAGMA user_version=8"))
+    assert migrate(engine) == len(MIGRATIONS) == 9
+    with engine.connect() as conn:
+        assert {row[1] for row in conn.execute(text("PRAGMA table_info(line_voice)"))} >= {"footage_id", "start_ts", "voice_id"}
+    engine.dispose()
