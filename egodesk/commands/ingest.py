@@ -119,8 +119,8 @@ def cmd_clips(args: argparse.Namespace) -> int:
         return 0
     for c in rows:
         print(f"[{format_ts(c.start, with_date=False)}-{format_ts(c.end, with_date=False)}] {c.caption}")
-        for start, _end, speaker, text in c.transcript:
-            print(f"    {format_ts(start, with_date=False)} {speaker + ': ' if speaker else ''}{text}")
+        for (start, _end, speaker, text), line_id in zip(c.transcript, c.line_ids, strict=True):  # the id: `people said`
+            print(f"    {format_ts(start, with_date=False)} #{line_id} {speaker + ': ' if speaker else ''}{text}")
     return 0
 
 
@@ -145,7 +145,7 @@ def register(sub) -> None:
     p = sub.add_parser("footage", help="list the library's footage")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_footage)
-    p = sub.add_parser("clips", help="a footage's clips: caption, transcript, tags, on-screen text")
+    p = sub.add_parser("clips", help="a footage's clips: caption, transcript lines (with their ids), tags, on-screen text")
     p.add_argument("footage", help="footage id, title or path")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_clips)

@@ -6,6 +6,8 @@ yours and "me?" for the library's guess of it, how many footage it is heard in, 
 names one,
 `egodesk people merge A B` makes B part of A (one person heard as two), `egodesk people split ID FOOTAGE`
 makes what voice ID was heard as in that footage a voice of its own (someone else taken for them),
+`egodesk people said LINE ID|none` says who said one transcript line (`egodesk clips FOOTAGE` shows each
+line's id after its time; "none": someone else, the line then names nobody), kept through reindexing,
 `egodesk people forget ID` deletes
 a person's voice print and name (their words stay, unattributed). A refused change is told on stderr with
 its reason (exit status 2) and changes nothing (`memory.people` says the rules).
@@ -24,6 +26,7 @@ import sys
 from dataclasses import asdict
 
 from egodesk.commands import print_rows
+from egodesk.core.timeutil import format_ts
 
 FACE = "F"  # memory.faces.FACE_PREFIX, without importing the memory layer into every command's start-up
 
@@ -107,6 +110,8 @@ def cmd_people(args: argparse.Namespace) -> int:
                 return 2
             print(_row(library.split_voice(_id(args.args[0]), _id(args.args[1], "footage", "egodesk footage"))))
             return 0
+        if args.action == "said":
+            return _said(library, args.args)
         if len(args.args) != 1:
             print("error: say which voice: egodesk people forget ID", file=sys.stderr)
             return 2
@@ -120,6 +125,20 @@ def cmd_people(args: argparse.Namespace) -> int:
         library.close()
 
 
+def _said(library, words: list[str]) -> int:
+    """`said LINE ID|none`: who said the line, then the line as it reads now."""
+    if len(words) != 2:
+        print("error: say which line and whose voice: egodesk people said LINE ID|none", file=sys.stderr)
+        return 2
+    if _is_face(words[1]):
+        raise ValueError(f"a line is said by a voice; {words[1]} is a face")
+    voice = None if words[1].casefold() == "none" else _id(words[1])
+    line = library.set_line_voice(_id(words[0], "line", "egodesk clips FOOTAGE"), voice)
+    who = line.speaker or (f"Voice {line.voice_id}" if line.voice_id is not None else "someone else")
+    print(f"#{line.id} {format_ts(line.start)} {who}: {line.text}")
+    return 0
+
+
 def _id(text: str, kind: str = "voice", listed_by: str = "egodesk people list") -> int:
     try:
         return int(text)
@@ -129,12 +148,12 @@ def _id(text: str, kind: str = "voice", listed_by: str = "egodesk people list") 
 
 def register(sub) -> None:
     p = sub.add_parser("people", help="the voices heard and faces seen: list, name, merge, split or forget them")
-    p.add_argument("action", choices=["list", "me", "name", "merge", "split", "forget"], nargs="?", default="list")
+    p.add_argument("action", choices=["list", "me", "name", "merge", "split", "said", "forget"], nargs="?", default="list")
     p.add_argument(
         "args",
         nargs="*",
-        help="me: ID (your own voice); name: ID NAME; merge: A B (B into A); split: ID FOOTAGE; forget: ID "
-        "(a face's ID is written F3)",
+        help="me: ID (your own voice); name: ID NAME; merge: A B (B into A); split: ID FOOTAGE; said: LINE ID|none "
+        "(who said a line: `egodesk clips` shows its id); forget: ID (a face's ID is written F3)",
     )
     p.add_argument("--json", action="store_true", help="with list: as JSON")
     p.set_defaults(func=cmd_people)

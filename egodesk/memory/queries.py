@@ -47,6 +47,7 @@ class ClipInfo:
     tags: list[tuple[str, float]]
     ocr: str
     thumbnails: list[Path] = field(default_factory=list)
+    line_ids: list[int] = field(default_factory=list)  # each transcript line's id, in order (who said it: `people said`)
 
 
 @dataclass
@@ -62,6 +63,7 @@ class MemoryView:
     ocr: str
     records: list[str]
     statements: list[str]
+    line_ids: list[int] = field(default_factory=list)  # each transcript line's id, in order
 
 
 def overall_state(stages: dict[str, str]) -> str:
@@ -149,6 +151,7 @@ def clips(store: Store, footage_id: int, clip_id: int | None = None) -> list[Cli
                 tags=sorted(tags.items(), key=lambda kv: -kv[1]),
                 ocr=TEXT_BREAK.join(screen_texts(k.ocr_text or "" for k in frames)),
                 thumbnails=[Path(k.thumb_path) for k in frames if k.thumb_path],
+                line_ids=[s.id for s in segments if s.clip_id == clip.id],
             )
         )
     return out
@@ -191,6 +194,7 @@ def memory_at(store: Store, footage_id: int, offset: float) -> MemoryView | None
         ocr=info.ocr,
         records=entries or [u.text for u in units if u.kind == "record"],
         statements=[f"[{u.view}] {u.text}" for u in units if u.kind == "atomic"],
+        line_ids=info.line_ids,
     )
 
 

@@ -24,7 +24,7 @@ from egodesk.memory import corrections, keep, queries
 from egodesk.memory.corrections import CorrectedLine
 from egodesk.memory.faces import FaceInfo
 from egodesk.memory.keep import KeepError, KeptMoment
-from egodesk.memory.people import VoiceInfo
+from egodesk.memory.people import SaidLine, VoiceInfo
 from egodesk.memory.queries import ClipInfo, FootageInfo, MemoryView
 from egodesk.memory.speech import lines_between
 from egodesk.memory.store import Footage, Job, Store
@@ -319,6 +319,12 @@ class Library:
     def split_voice(self, voice_id: int, footage_id: int) -> VoiceInfo:
         """What voice `voice_id` was heard as in footage `footage_id` is someone else: a new voice, to name."""
         return self._voices_changed(speakers.split_voice(self.store, self.engines, voice_id, footage_id))
+
+    def set_line_voice(self, line_id: int, voice_id: int | None) -> SaidLine:
+        """The person says who said transcript line `line_id` (its id in `clips`' `line_ids`): voice
+        `voice_id`, or None for someone else (the line then names nobody). Kept as theirs through reruns,
+        resumes and re-imports (`people.set_line_voice`); that moment's caption and memory follow."""
+        return self._voices_changed(speakers.set_line_voice(self.store, self.engines, line_id, voice_id))
 
     def forget_voice(self, voice_id: int) -> int:
         """Delete a person's voice print and name from the library (`speakers.forget_person`); their words

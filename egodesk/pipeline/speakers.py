@@ -1,5 +1,5 @@
 """Who said it, in the pipeline: the `speakers` ingest stage, and the library-wide changes a person makes
-to voices (name, merge, forget) with the memories that show a line's speaker brought up to date.
+to voices (name, merge, forget, who said one line) with the memories that show a line's speaker brought up to date.
 
 The stage runs after `asr`: it diarizes the footage's soundtrack (the WAV the audio stage extracted,
 which it deletes once done; extracted again for a footage transcribed before this stage existed) with
@@ -30,7 +30,7 @@ from sqlalchemy import select, text
 
 from egodesk.media.audio import extract_audio
 from egodesk.memory import people
-from egodesk.memory.people import Spans, VoiceInfo
+from egodesk.memory.people import SaidLine, Spans, VoiceInfo
 from egodesk.memory.schema import Unit, Vector, Voice
 from egodesk.memory.store import Store
 from egodesk.perception.diarize import SAMPLE_RATE, Diarization
@@ -140,6 +140,15 @@ def split_voice(store: Store, engines: Engines, voice_id: int, footage_id: int) 
         new, changed = people.split(session, voice_id, footage_id)
     refresh_memory(store, engines, changed)
     return _info(store, new)
+
+
+def set_line_voice(store: Store, engines: Engines, segment_id: int, voice_id: int | None) -> SaidLine:
+    """A person says who said one line (`people.set_line_voice`; None: someone else); that moment's caption
+    and memory follow when its label changed (`refresh_memory` over that one span)."""
+    with store.session() as session:
+        line, changed = people.set_line_voice(session, segment_id, voice_id)
+    refresh_memory(store, engines, changed)
+    return line
 
 
 def _info(store: Store, voice_id: int) -> VoiceInfo:

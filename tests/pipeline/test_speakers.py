@@ -70,6 +70,13 @@ def _transcript_units(library, footage_id: int) -> dict[int, str]:
         return dict(s.execute(select(Unit.id, Unit.text).where(Unit.footage_id == footage_id, Unit.kind == "transcript")).all())
 
 
+def _lines(library, footage_id: int) -> list[TranscriptSegment]:
+    with library.store.session() as s:
+        return list(
+            s.scalars(select(TranscriptSegment).where(TranscriptSegment.footage_id == footage_id).order_by(TranscriptSegment.idx))
+        )
+
+
 def _cli(capsys, *args: str) -> tuple[int, str, str]:
     code = main(list(args))
     out = capsys.readouterr()
@@ -127,6 +134,7 @@ def test_people_list_and_refusals_from_the_terminal(home, capsys):
     assert code == 0 and rows[0]["me"] and rows[0]["footage"] == 2 and rows[0]["seconds"] > 5
     assert {r["label"] for r in rows[1:]} == {f"Voice {r['id']}" for r in rows[1:]}
     sam = _sam(library, ids)
+    line = str(_lines(library, ids[HOME])[0].id)
     before = snapshot(library.store)
     for args, reason in [
         (("name", "999", "Ann"), "no voice 999"),
@@ -138,6 +146,11 @@ def test_people_list_and_refusals_from_the_terminal(home, capsys):
         (("split", str(sam), str(ids[ALONE])), "not heard in footage"),
         (("split", str(sam), "f1"), "not a footage id"),
         (("split", str(sam)), "which voice and footage"),
+        (("said", "999999", str(sam)), "no line 999999"),
+        (("said", line, "999"), "no voice 999"),
+        (("said", "x1", str(sam)), "not a line id"),
+        (("said", line, "F1"), "is a face"),
+        (("said", line), "which line and whose voice"),
     ]:
         code, _, err = _cli(capsys, "people", *args)
         assert code == 2 and reason in err, (args, err)
@@ -164,6 +177,40 @@ def test_naming_a_voice_relabels_lines_captions_and_memory_only_where_it_spoke(h
         s.execute(update(Job).where(Job.footage_id == ids[HOME], Job.stage == "speakers").values(state="pending"))
     library.process()
     assert _sam(library, ids) == sam and _voices(library)[sam].name == NAME
+
+
+def test_who_said_one_line_from_the_terminal_kept_through_a_rerun(home, capsys):
+    """One of the wearer's lines was Sam's: `egodesk clips` shows its id, `egodesk people said` gives it to
+    Sam's voice; the line and that moment's memory say Sam's name at once, and still do after the audio,
+    ASR and speakers stages of the footage run again; "none" then leaves it naming nobody."""
+    library, ids = home
+    sam, me = _sam(library, ids), next(v.id for v in _voices(library).values() if v.wearer)
+    line = max((x for x in _lines(library, ids[HOME]) if x.voice_id == me), key=lambda x: x.end_ts - x.start_ts)
+    code, out, _ = _cli(capsys, "clips", str(ids[HOME]))
+    assert code == 0 and f"#{line.id} me: {line.text}" in out  # the id a person needs, on the line it names
+    assert any(f"me: {line.text}" in text for text in _transcript_units(library, ids[HOME]).values())
+    alone = _transcript_units(library, ids[ALONE])
+
+    started = time.perf_counter()
+    code, out, err = _cli(capsys, "people", "said", str(line.id), str(sam))
+    print(f"said by Sam in {time.perf_counter() - started:.2f} s (a Library opened, its embedder loaded)")
+    assert code == 0 and out.startswith(f"#{line.id} ") and f"{NAME}: {line.text}" in out, err
+    units = _transcript_units(library, ids[HOME]).values()
+    assert any(f"{NAME}: {line.text}" in text for text in units) and not any(f"me: {line.text}" in t for t in units)
+    assert _transcript_units(library, ids[ALONE]) == alone  # nothing of the other footage was rebuilt
+
+    with library.store.session() as s:  # the ASR deletes and rewrites every line of the footage; the stage reruns
+        stages = ("audio", "asr", "speakers")
+        s.execute(update(Job).where(Job.footage_id == ids[HOME], Job.stage.in_(stages)).values(state="pending"))
+    library.process()
+    again = min(_lines(library, ids[HOME]), key=lambda x: abs(x.start_ts - line.start_ts))
+    assert (again.speaker, again.voice_id) == (NAME, sam)
+    assert any(x.voice_id == me for x in _lines(library, ids[HOME]))  # the wearer's other lines are still theirs
+
+    code, out, err = _cli(capsys, "people", "said", str(again.id), "none")
+    assert code == 0 and "someone else: " in out, err
+    with library.store.session() as s:
+        assert (s.get_one(TranscriptSegment, again.id).speaker, s.get_one(TranscriptSegment, again.id).voice_id) == ("", None)
 
 
 def test_a_footage_split_off_a_voice_and_merged_back_from_the_terminal(home, capsys):
