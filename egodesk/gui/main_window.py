@@ -140,6 +140,7 @@ class MainWindow(QMainWindow):
         self.people.message.connect(self._show_note)
         self.memory.correct_requested.connect(self.correct_line)
         self.memory.undo_requested.connect(self.undo_correction)
+        self.memory.said_requested.connect(self.people.said_by)
         focus_search = QAction(self)
         focus_search.setShortcut(QKeySequence.StandardKey.Find)
         focus_search.triggered.connect(lambda: (self.docks["search"].show(), self.search_panel.field.setFocus()))
@@ -246,12 +247,12 @@ class MainWindow(QMainWindow):
 
     def refresh_people(self) -> None:
         """Read the voices and a few turns of each, and the faces with their pictures (off the GUI thread),
-        into the People panel."""
+        into the People panel (and the voices into the Memory panel's "Said by…")."""
         library = self.library
         self.reads.read(
             "people",
             lambda: (library.voices(), library.voice_samples(), library.faces(), library.face_pictures()),
-            lambda found: self.people_panel.set_people(*found),
+            lambda found: (self.people_panel.set_people(*found), self.memory.set_voices(found[0])),
             lambda exc: self._show_note(f"Could not read the voices: {exc}"),
         )
 

@@ -4,12 +4,17 @@ lines, tags, on-screen text, interaction records, atomic statements). Click a tr
 A misheard line is corrected in place: double-click it (or "Correct this line…" in its menu), type, Enter.
 The browser only asks (`correct_requested`, `undo_requested`); the window runs the change as a task and
 the panel is read again when it is stored. Ctrl+Z in the transcript takes back the latest correction made
-here, and "Undo correction" in a line's menu that line's latest one."""
+here, and "Undo correction" in a line's menu that line's latest one.
+
+A line given to the wrong voice is put right from its menu: "Said by…" lists the library's voices (as the
+People panel names them, `set_voices`) and "Someone else" (the line then names nobody). The line shows
+its new speaker at once; the browser asks (`said_requested`) and the window stores it as a task, after
+which the stored line is read again."""
 
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -28,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from egodesk.gui.formatting import fmt_clock, fmt_duration
+from egodesk.gui.people import voice_title
 
 if TYPE_CHECKING:
     from egodesk.pipeline.library import MemoryView
@@ -36,7 +42,9 @@ if TYPE_CHECKING:
 START_ROLE = Qt.ItemDataRole.UserRole  # a transcript line's start (wall clock)
 TEXT_ROLE = Qt.ItemDataRole.UserRole + 1  # its words alone, without the time and speaker shown before them
 AT_ROLE = Qt.ItemDataRole.UserRole + 2  # its middle: the moment that names it to a correction
+LINE_ROLE = Qt.ItemDataRole.UserRole + 3  # its row id: what "Said by…" names it by
 CORRECT_ACTION, UNDO_ACTION = "Correct this line…", "Undo correction"
+SAID_BY_MENU, SOMEONE_ELSE = "Said by…", "Someone else"
 
 
 class _LineEditor(QStyledItemDelegate):
@@ -66,6 +74,7 @@ class MemoryBrowser(QScrollArea):
     seek_requested = Signal(float)  # absolute ts
     correct_requested = Signal(int, float, str)  # footage id, a moment within the line (wall clock), the new text
     undo_requested = Signal(int, float)  # footage id, a moment within the line
+    said_requested = Signal(int, object, str)  # line id, the voice id (None: someone else), how it is named
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -95,6 +104,7 @@ class MemoryBrowser(QScrollArea):
         undo.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         undo.activated.connect(self.undo_last)
         self.corrected: list[tuple[int, float]] = []  # the lines corrected here, latest last (Ctrl+Z's stack)
+        self.voices: list[Any] = []  # the library's voices (`VoiceInfo`), offered by "Said by…"
         self._add("Transcript", self.transcript)
         self.tags = self._add("Tags", self._label(body, Qt.TextFormat.PlainText))
         self.ocr = self._add("On-screen text", self._label(body, Qt.TextFormat.PlainText))
@@ -155,14 +165,19 @@ class MemoryBrowser(QScrollArea):
 
     def _show_lines(self, memory: MemoryView) -> None:
         self.transcript.clear()
-        for line_start, line_end, speaker, text in memory.transcript:
-            item = QListWidgetItem(f"{fmt_clock(line_start)}  {speaker + ': ' if speaker else ''}{text}")
+        for (line_start, line_end, speaker, text), line_id in zip(memory.transcript, memory.line_ids, strict=True):
+            item = QListWidgetItem(_line_text(line_start, speaker, text))
+            item.setData(LINE_ROLE, line_id)
             item.setData(START_ROLE, float(line_start))
             item.setData(AT_ROLE, (float(line_start) + float(max(line_end, line_start))) / 2)
             item.setData(TEXT_ROLE, text)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
             item.setToolTip("Click to play from here; double-click to correct what was misheard")
             self.transcript.addItem(item)
+
+    def set_voices(self, voices: list[Any]) -> None:
+        """The voices "Said by…" offers (`VoiceInfo`, as the People panel lists them)."""
+        self.voices = voices
 
     def _line_clicked(self, item: QListWidgetItem) -> None:
         self.seek_requested.emit(item.data(START_ROLE))
@@ -192,4 +207,22 @@ class MemoryBrowser(QScrollArea):
         menu = QMenu(self.transcript)
         menu.addAction(CORRECT_ACTION, lambda: self.transcript.editItem(item))
         menu.addAction(UNDO_ACTION, lambda: self.undo_requested.emit(footage_id, at))
+        said = menu.addMenu(SAID_BY_MENU)
+        for voice in self.voices:
+            said.addAction(voice_title(voice), lambda v=voice: self._say(item, v))
+        said.addSeparator()
+        said.addAction(SOMEONE_ELSE, lambda: self._say(item, None))
         menu.exec(self.transcript.viewport().mapToGlobal(pos))
+
+    def _say(self, item: QListWidgetItem, voice: Any | None) -> None:
+        """Show the line with its new speaker now (the label its lines will carry: "me" for the voice a
+        person said is theirs, else its name, else none) and ask for it to be stored."""
+        label = "" if voice is None else ("me" if voice.me_said else voice.name or "")
+        item.setText(_line_text(item.data(START_ROLE), label, item.data(TEXT_ROLE)))
+        self.said_requested.emit(
+            item.data(LINE_ROLE), None if voice is None else voice.id, voice_title(voice) if voice else SOMEONE_ELSE.lower()
+        )
+
+
+def _line_text(start: float, speaker: str, text: str) -> str:
+    return f"{fmt_clock(start)}  {speaker + ': ' if speaker else ''}{text}"

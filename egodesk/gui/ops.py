@@ -20,6 +20,7 @@ FOOTAGE = "footage"  # the footage list and what is stored of each (states, clip
 KEPT = "kept"  # the starred moments and the notes
 PEOPLE = "people"  # the voices heard, their names, and so the speakers of the lines; the faces seen
 FACE_ACTIONS = ("name_face", "merge_faces", "forget_face")
+VOICE_ACTIONS = ("claim_voice", "name_voice", "merge_voices", "split_voice", "forget_voice", "set_line_voice")
 
 Op = TypeVar("Op", bound=Callable[..., Any])
 
@@ -151,10 +152,11 @@ def correct(ctx: WorkerContext, root: str, action: str, *args: Any) -> Any:
 @changes(PEOPLE, FOOTAGE)
 def people(ctx: WorkerContext, root: str, action: str, *args: Any) -> Any:
     """A change to the voices or faces: `action` is the `Library` call ("claim_voice", "name_voice",
-    "merge_voices", "split_voice", "forget_voice", or one of FACE_ACTIONS) and `args` its arguments. A
-    voice's change relabels lines and rebuilds those moments' memories, so the footage's views read again
-    too. A refusal (`PeopleError`) comes back as the task's message."""
-    if action not in FACE_ACTIONS + ("claim_voice", "name_voice", "merge_voices", "split_voice", "forget_voice"):
+    "merge_voices", "split_voice", "forget_voice", "set_line_voice": who said one line, or one of
+    FACE_ACTIONS) and `args` its arguments. A voice's change relabels lines and rebuilds those moments'
+    memories, so the footage's views read again too. A refusal (`PeopleError`) comes back as the task's
+    message."""
+    if action not in FACE_ACTIONS + VOICE_ACTIONS:
         raise ValueError(f"not a change to the voices or faces: {action}")
     return _library_call(root, action, *args)
 

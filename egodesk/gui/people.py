@@ -231,6 +231,10 @@ class PeopleActions(QObject):
             failed="Not split",
         )
 
+    def said_by(self, line_id: int, voice_id: int | None, who: str) -> Task:
+        """Who said one line (the Memory panel's "Said by…"): `voice_id`, or None for someone else."""
+        return self._run("set_line_voice", line_id, voice_id, done=f"That line is said by {who} now.", failed="Not changed")
+
     def forget(self, voice: Any) -> Task:
         return self._run(
             "forget_voice", voice.id, done=f"{voice_title(voice)}'s voice print and name forgotten.", failed="Not forgotten"

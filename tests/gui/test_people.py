@@ -2,17 +2,18 @@
 its voice listed in the People panel as the library's guess of the wearer ("me?"); a sample clicked plays
 its turn; "This is me" from its menu makes its lines say "me" on the memory panel at once; named by
 double-click, the panel shows the name; forgotten from its menu, it leaves the panel and the lines keep
-their words without it. A turn of a voice heard in two footage splits that footage off from its menu."""
+their words without it. A turn of a voice heard in two footage splits that footage off from its menu. One
+line given to the wrong voice is put right from its menu in the memory panel ("Said by…")."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QApplication, QInputDialog, QMenu, QMessageBox
 
-from egodesk.gui.memory_browser import TEXT_ROLE
+from egodesk.gui.memory_browser import LINE_ROLE, SAID_BY_MENU, SOMEONE_ELSE, TEXT_ROLE
 from egodesk.gui.people import PeoplePanel
 from egodesk.memory.people import VoiceInfo
 from tests.gui.test_kept import choose, right_click
@@ -99,3 +100,58 @@ def test_a_turn_that_is_someone_else_splits_its_footage_off_the_voice(qtbot):
     lone = panel.tree.topLevelItem(1).child(0)  # heard in one footage: nothing to split it from, no menu
     right_click(panel.tree.viewport(), panel.tree.visualItemRect(lone).center())
     assert QApplication.activePopupWidget() is None
+
+
+def choose_in(submenu: str, text: str) -> None:
+    """The next menu shown opens its `submenu` and picks its action `text` (`choose`, one level down)."""
+
+    def pick() -> None:
+        menu = QApplication.activePopupWidget()
+        if not isinstance(menu, QMenu):
+            QTimer.singleShot(20, pick)
+            return
+        [inner] = [a.menu() for a in menu.actions() if a.text() == submenu]
+        [action] = [a for a in inner.actions() if a.text() == text]
+        menu.close()
+        action.trigger()
+
+    QTimer.singleShot(20, pick)
+
+
+def test_said_by_from_a_lines_menu_names_who_said_that_line(qtbot, spoken_window):
+    """The voice named John; his line said to be someone else's from its menu: it shows no name at once and
+    is stored so, while John stays a voice of the library; then given back to John from the same menu,
+    which lists the library's voices as the People panel names them. (The clip holds one line: that the
+    other lines keep their voice is `tests/pipeline/test_speakers.py`'s.)"""
+    window = spoken_window
+    library = window.library
+    (footage,) = window.view.footage.values()
+    [voice] = library.voices()
+    library.name_voice(voice.id, "John")  # named before the window reads the voices and the clip
+    window.refresh_people()
+    qtbot.waitUntil(lambda: [v.name for v in window.memory.voices] == ["John"], timeout=WAIT_MS)
+    clip = max(library.clips(footage.id), key=lambda c: len(c.transcript))
+    window.view.open_footage(footage.id, at=clip.start - footage.start + 0.5)
+    listing = window.memory.transcript
+    qtbot.waitUntil(lambda: bool(_lines(window)) and all("  John: " in line for line in _lines(window)), timeout=WAIT_MS)
+    item = listing.item(0)
+    line_id = item.data(LINE_ROLE)
+    assert line_id == clip.line_ids[0]
+
+    choose_in(SAID_BY_MENU, SOMEONE_ELSE)
+    right_click(listing.viewport(), listing.visualItemRect(item).center())
+    assert "John: " not in listing.item(0).text()  # at once: the task storing it has only started
+
+    def stored() -> dict[int, str]:
+        """Each of the clip's lines' speaker as stored."""
+        [now] = library.clips(footage.id, clip.id)
+        return {i: speaker for i, (_, _, speaker, _) in zip(now.line_ids, now.transcript)}
+
+    qtbot.waitUntil(lambda: stored()[line_id] == "", timeout=TASK_MS)
+    qtbot.waitUntil(lambda: "said by someone else" in window.statusBar().currentMessage(), timeout=WAIT_MS)
+    assert [v.name for v in library.voices()] == ["John"]  # the voice stays; only the line changed
+
+    choose_in(SAID_BY_MENU, "John (me?)")  # the library's guess of the wearer, named
+    right_click(listing.viewport(), listing.visualItemRect(listing.item(0)).center())
+    assert "  John: " in listing.item(0).text()
+    qtbot.waitUntil(lambda: stored()[line_id] == "John", timeout=TASK_MS)

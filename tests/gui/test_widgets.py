@@ -152,6 +152,7 @@ def test_memory_browser_shows_the_moment_and_lines_seek(qtbot):
         ocr="OPEN",
         records=["I walk past bakery"],
         statements=[],
+        line_ids=[7, 8],
     )
     browser.show_memory(memory, key=(1, 0))
     assert browser.transcript.count() == 2 and "Katrina: the packages are outside" in browser.transcript.item(0).text()
