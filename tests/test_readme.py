@@ -118,6 +118,7 @@ def placeholder_values(tmp: Path, video: Path) -> dict[str, str]:
         "FILE...": str(video),
         "FOOTAGE": "1",
         "ID": "1",
+        "LINE": "1",  # the sample's one transcript line
         "DIR": str(tmp / "folder"),
         "TEXT": "the keys are in the blue bowl",
         "T": "0:02",
