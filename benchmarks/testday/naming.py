@@ -67,4 +67,5 @@ def name_voices(library: Library, plan: tuple[Recording, ...]) -> list[Named]:
             else:
                 library.name_voice(voice, person.capitalize() if person.islower() else person)
                 out.append(Named(voice, person, "named"))
+    library.refresh_memories()  # as the People panel's next task does
     return out

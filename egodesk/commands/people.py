@@ -78,51 +78,61 @@ def cmd_people(args: argparse.Namespace) -> int:
         if args.action == "list":
             _list(library, args.json)
             return 0
-        ids = args.args[: 2 if args.action == "merge" else 1]  # split's second is a footage id
-        if any(_is_face(text) for text in ids):
-            if args.action == "merge" and not all(_is_face(text) for text in ids):
-                raise ValueError("a voice and a face cannot be merged: give them the same name instead")
-            if len(args.args) < (2 if args.action in ("merge", "name") else 1):
-                print(f"error: say which faces: egodesk people {args.action} {FACE}ID ...", file=sys.stderr)
-                return 2
-            return _face_action(library, args.action, ids, args.args[1:])
-        if args.action == "name":
-            if len(args.args) < 2:
-                print("error: say which voice and its name: egodesk people name ID NAME", file=sys.stderr)
-                return 2
-            print(_row(library.name_voice(_id(args.args[0]), " ".join(args.args[1:]))))
-            return 0
-        if args.action == "me":
-            if len(args.args) != 1:
-                print("error: say which voice is yours: egodesk people me ID", file=sys.stderr)
-                return 2
-            print(_row(library.claim_voice(_id(args.args[0]))))
-            return 0
-        if args.action == "merge":
-            if len(args.args) != 2:
-                print("error: say which two voices: egodesk people merge A B (B becomes part of A)", file=sys.stderr)
-                return 2
-            print(_row(library.merge_voices(_id(args.args[0]), _id(args.args[1]))))
-            return 0
-        if args.action == "split":
-            if len(args.args) != 2:
-                print("error: say which voice and footage: egodesk people split ID FOOTAGE", file=sys.stderr)
-                return 2
-            print(_row(library.split_voice(_id(args.args[0]), _id(args.args[1], "footage", "egodesk footage"))))
-            return 0
-        if args.action == "said":
-            return _said(library, args.args)
-        if len(args.args) != 1:
-            print("error: say which voice: egodesk people forget ID", file=sys.stderr)
-            return 2
-        lines = library.forget_voice(_id(args.args[0]))
-        print(f"voice {args.args[0]} forgotten; {lines} line{'s' if lines != 1 else ''} no longer say who spoke")
-        return 0
+        code = _change(library, args)
+        if code == 0 and args.action != "forget":  # a forget has already cleared every memory of the name
+            moments = library.refresh_memories()
+            if moments:
+                print(f"{moments} moment{'s' if moments != 1 else ''} described again with the new names")
+        return code
     except ValueError as exc:  # PeopleError, or an id that is not a number
         print(f"error: {exc}", file=sys.stderr)
         return 2
     finally:
         library.close()
+
+
+def _change(library, args: argparse.Namespace) -> int:
+    """One change to the voices or faces; the lines say it at once (the memories follow)."""
+    ids = args.args[: 2 if args.action == "merge" else 1]  # split's second is a footage id
+    if any(_is_face(text) for text in ids):
+        if args.action == "merge" and not all(_is_face(text) for text in ids):
+            raise ValueError("a voice and a face cannot be merged: give them the same name instead")
+        if len(args.args) < (2 if args.action in ("merge", "name") else 1):
+            print(f"error: say which faces: egodesk people {args.action} {FACE}ID ...", file=sys.stderr)
+            return 2
+        return _face_action(library, args.action, ids, args.args[1:])
+    if args.action == "name":
+        if len(args.args) < 2:
+            print("error: say which voice and its name: egodesk people name ID NAME", file=sys.stderr)
+            return 2
+        print(_row(library.name_voice(_id(args.args[0]), " ".join(args.args[1:]))))
+        return 0
+    if args.action == "me":
+        if len(args.args) != 1:
+            print("error: say which voice is yours: egodesk people me ID", file=sys.stderr)
+            return 2
+        print(_row(library.claim_voice(_id(args.args[0]))))
+        return 0
+    if args.action == "merge":
+        if len(args.args) != 2:
+            print("error: say which two voices: egodesk people merge A B (B becomes part of A)", file=sys.stderr)
+            return 2
+        print(_row(library.merge_voices(_id(args.args[0]), _id(args.args[1]))))
+        return 0
+    if args.action == "split":
+        if len(args.args) != 2:
+            print("error: say which voice and footage: egodesk people split ID FOOTAGE", file=sys.stderr)
+            return 2
+        print(_row(library.split_voice(_id(args.args[0]), _id(args.args[1], "footage", "egodesk footage"))))
+        return 0
+    if args.action == "said":
+        return _said(library, args.args)
+    if len(args.args) != 1:
+        print("error: say which voice: egodesk people forget ID", file=sys.stderr)
+        return 2
+    lines = library.forget_voice(_id(args.args[0]))
+    print(f"voice {args.args[0]} forgotten; {lines} line{'s' if lines != 1 else ''} no longer say who spoke")
+    return 0
 
 
 def _said(library, words: list[str]) -> int:

@@ -153,12 +153,19 @@ def correct(ctx: WorkerContext, root: str, action: str, *args: Any) -> Any:
 def people(ctx: WorkerContext, root: str, action: str, *args: Any) -> Any:
     """A change to the voices or faces: `action` is the `Library` call ("claim_voice", "name_voice",
     "merge_voices", "split_voice", "forget_voice", "set_line_voice": who said one line, or one of
-    FACE_ACTIONS) and `args` its arguments. A voice's change relabels lines and rebuilds those moments'
-    memories, so the footage's views read again too. A refusal (`PeopleError`) comes back as the task's
-    message."""
+    FACE_ACTIONS) and `args` its arguments. It relabels the lines, so the footage's views read again too;
+    the memories showing the old names follow in `refresh_memories`, the panel's next task. A refusal
+    (`PeopleError`) comes back as the task's message."""
     if action not in FACE_ACTIONS + VOICE_ACTIONS:
         raise ValueError(f"not a change to the voices or faces: {action}")
     return _library_call(root, action, *args)
+
+
+@changes(FOOTAGE)
+def refresh_memories(ctx: WorkerContext, root: str) -> int:
+    """After a change to the voices or faces: the moments whose captions and memories still show the old
+    names described and embedded again (`Library.refresh_memories`); how many."""
+    return _library_call(root, "refresh_memories", ctx.progress, ctx.should_stop)
 
 
 def export(ctx: WorkerContext, root: str, footage_id: int, start: float, end: float, out: str) -> Any:

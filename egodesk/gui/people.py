@@ -269,12 +269,24 @@ class PeopleActions(QObject):
         )
 
     def _run(self, action: str, *args: Any, done: str, failed: str) -> Task:
+        """The change as a task (the lines say it when it ends), then the memories that showed the old
+        names as another, so the names show without waiting for them."""
+
+        def changed(_result: Any) -> None:
+            self.message.emit(done)
+            self.runner.run(
+                ops.refresh_memories,
+                self.root,
+                label="People",
+                on_failure=lambda m: self.message.emit(f"The memories still show the old names: {m}"),
+            )
+
         return self.runner.run(
             ops.people,
             self.root,
             action,
             *args,
             label="People",
-            on_success=lambda _r: self.message.emit(done),
+            on_success=changed,
             on_failure=lambda m: self.message.emit(f"{failed}: {m}"),
         )

@@ -8,7 +8,8 @@ version 6 adds the voices and speech turns (`people`), a transcript line's voice
 job for each footage transcribed before it, so `egodesk resume` finds who spoke there; version 7 adds
 whether a person said a voice is theirs (`voice.wearer_said`); version 8 adds the faces seen (`faces`)
 and a pending `faces` job for each footage that has keyframes, so `egodesk resume` finds who was there;
-version 9 adds who a person said spoke a line (`line_voice`)."""
+version 9 adds who a person said spoke a line (`line_voice`); version 10 the moments whose memories still
+show an old name (`stale_moment`)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from egodesk.memory.schema import (
     LineVoice,
     Note,
     SpeechTurn,
+    StaleMoment,
     Star,
     Voice,
     VoiceAppearance,
@@ -92,6 +94,11 @@ def _v9_line_voices(conn: Connection) -> None:
     Base.metadata.create_all(conn, tables=[Base.metadata.tables[LineVoice.__tablename__]], checkfirst=True)
 
 
+def _v10_stale_moments(conn: Connection) -> None:
+    """The table of moments whose memories still show an old name (a new library has it from version 1)."""
+    Base.metadata.create_all(conn, tables=[Base.metadata.tables[StaleMoment.__tablename__]], checkfirst=True)
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_create,
     record_tables.create_tables,
@@ -102,6 +109,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _v7_wearer_said,
     _v8_faces,
     _v9_line_voices,
+    _v10_stale_moments,
 ]
 
 

@@ -296,6 +296,21 @@ class LineVoice(Base):
     created_at: Mapped[float] = mapped_column(Float, default=time.time)
 
 
+class StaleMoment(Base):
+    """A moment whose caption and parent-child memory still show a speaker's or a face's old name: a voice
+    or face was named, merged, split or claimed, or a line given to another voice. The change writes the
+    row in its own transaction and returns at once (the names are in the lines already);
+    `pipeline.speakers.refresh_stale` describes the moment again and deletes the row. Kept in SQLite, so a
+    quit before the refresh leaves it to the next run of the stages."""
+
+    __tablename__ = "stale_moment"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    footage_id: Mapped[int] = mapped_column(ForeignKey("footage.id", ondelete="CASCADE"), index=True)
+    start_ts: Mapped[float] = mapped_column(Float)
+    end_ts: Mapped[float] = mapped_column(Float)
+
+
 class Face(Base):
     """A face the library has seen (`memory.faces`): its centroid (the face print: the mean of its
     sightings' 128-d embeddings, float32) and the name a person gave it. Forgetting it deletes the row

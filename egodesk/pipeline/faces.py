@@ -22,7 +22,7 @@ from egodesk.media.crops import square_crop_jpeg
 from egodesk.media.errors import MediaError
 from egodesk.media.frames import sample_frames
 from egodesk.media.photo import read_photo
-from egodesk.memory import faces
+from egodesk.memory import faces, stale
 from egodesk.memory.faces import FaceInfo, Sighting
 from egodesk.memory.schema import Clip, Face, Footage, Keyframe
 from egodesk.memory.store import Store
@@ -110,21 +110,19 @@ def _info(store: Store, face_id: int) -> FaceInfo:
     return next(f for f in list_faces(store) if f.id == face_id)
 
 
-def name_face(store: Store, engines: Engines, face_id: int, name: str) -> FaceInfo:
-    """Name a face; the captions of the clips it was seen in say so ("Ana is in view."), and those
-    moments' memories follow (`speakers.refresh_memory`)."""
+def name_face(store: Store, face_id: int, name: str) -> FaceInfo:
+    """Name a face; the clips it was seen in are marked for `speakers.refresh_stale`, which describes them
+    again ("Ana is in view.") with their memories."""
     with store.session() as session:
         faces.rename(session, face_id, name)
-        changed = faces.spans_of(session, {face_id})
-    refresh_memory(store, engines, changed)
+        stale.mark(session, faces.spans_of(session, {face_id}))
     return _info(store, face_id)
 
 
-def merge_faces(store: Store, engines: Engines, into: int, other: int) -> FaceInfo:
+def merge_faces(store: Store, into: int, other: int) -> FaceInfo:
     with store.session() as session:
-        changed = faces.spans_of(session, {into, other})
+        stale.mark(session, faces.spans_of(session, {into, other}))
         faces.merge(session, into, other)
-    refresh_memory(store, engines, changed)
     return _info(store, into)
 
 

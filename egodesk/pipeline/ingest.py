@@ -156,7 +156,7 @@ def process(
     from egodesk.pipeline.faces import FACE_STAGE_FUNCTIONS
     from egodesk.pipeline.memory_stages import MEMORY_STAGE_FUNCTIONS
     from egodesk.pipeline.reembed import run_reembed
-    from egodesk.pipeline.speakers import SPEAKER_STAGE_FUNCTIONS
+    from egodesk.pipeline.speakers import SPEAKER_STAGE_FUNCTIONS, refresh_stale
 
     functions = {**STAGE_FUNCTIONS, **SPEAKER_STAGE_FUNCTIONS, **FACE_STAGE_FUNCTIONS, **MEMORY_STAGE_FUNCTIONS}
     engines = Engines(settings, paths, store)
@@ -186,6 +186,8 @@ def process(
             progress(Progress(stage, 0, 0, footage_id, f"failed: {jobs.failure_text(exc)}"))
             if jobs.storage_problem(exc):
                 break  # a full disk or a locked database would fail every next stage the same way
+    if not should_stop():
+        refresh_stale(store, engines, progress, should_stop)  # names changed: the memories showing them
     if not should_stop():
         run_reembed(engines, progress, should_stop)  # another embedder chosen: after the stages
     return outcome

@@ -304,27 +304,30 @@ class Library:
         """Each voice's longest turns (footage id, wall-clock start, end): what to listen to before naming it."""
         return speakers.voice_samples(self.store, per_voice)
 
+    # A change below writes the new names into the lines and returns; the captions and memories that
+    # showed the old ones follow in `refresh_memories` (the window and the CLI run it next; so does every
+    # run of the stages).
     def name_voice(self, voice_id: int, name: str) -> VoiceInfo:
-        """Name a voice; its lines, their clips' captions and memories say the name from now on."""
-        return self._voices_changed(speakers.name_voice(self.store, self.engines, voice_id, name))
+        """Name a voice; its lines say the name from now on, their captions and memories once refreshed."""
+        return self._voices_changed(speakers.name_voice(self.store, voice_id, name))
 
     def claim_voice(self, voice_id: int) -> VoiceInfo:
         """The person says this voice is theirs: its lines say "me" from now on (`people.claim`)."""
-        return self._voices_changed(speakers.claim_voice(self.store, self.engines, voice_id))
+        return self._voices_changed(speakers.claim_voice(self.store, voice_id))
 
     def merge_voices(self, into: int, other: int) -> VoiceInfo:
         """Make voice `other` part of voice `into` (one person heard as two)."""
-        return self._voices_changed(speakers.merge_voices(self.store, self.engines, into, other))
+        return self._voices_changed(speakers.merge_voices(self.store, into, other))
 
     def split_voice(self, voice_id: int, footage_id: int) -> VoiceInfo:
         """What voice `voice_id` was heard as in footage `footage_id` is someone else: a new voice, to name."""
-        return self._voices_changed(speakers.split_voice(self.store, self.engines, voice_id, footage_id))
+        return self._voices_changed(speakers.split_voice(self.store, voice_id, footage_id))
 
     def set_line_voice(self, line_id: int, voice_id: int | None) -> SaidLine:
         """The person says who said transcript line `line_id` (its id in `clips`' `line_ids`): voice
         `voice_id`, or None for someone else (the line then names nobody). Kept as theirs through reruns,
-        resumes and re-imports (`people.set_line_voice`); that moment's caption and memory follow."""
-        return self._voices_changed(speakers.set_line_voice(self.store, self.engines, line_id, voice_id))
+        resumes and re-imports (`people.set_line_voice`); that moment's caption and memory once refreshed."""
+        return self._voices_changed(speakers.set_line_voice(self.store, line_id, voice_id))
 
     def forget_voice(self, voice_id: int) -> int:
         """Delete a person's voice print and name from the library (`speakers.forget_person`); their words
@@ -343,17 +346,24 @@ class Library:
 
     def name_face(self, face_id: int, name: str) -> FaceInfo:
         """Name a face (the rules of a voice's name); the captions where it was seen say so."""
-        return self._voices_changed(face_stage.name_face(self.store, self.engines, face_id, name))
+        return self._voices_changed(face_stage.name_face(self.store, face_id, name))
 
     def merge_faces(self, into: int, other: int) -> FaceInfo:
         """Make face `other` part of face `into` (one person seen as two)."""
-        return self._voices_changed(face_stage.merge_faces(self.store, self.engines, into, other))
+        return self._voices_changed(face_stage.merge_faces(self.store, into, other))
 
     def forget_face(self, face_id: int) -> int:
         """Delete a person's face print and name from the library (`pipeline.faces.forget_face`); the sightings stay
         as someone seen. The number of sightings that lost their face."""
         self._face_pictures.clear()  # no picture of a forgotten face is kept, in memory either
         return self._voices_changed(face_stage.forget_face(self.store, self.engines, face_id))
+
+    def refresh_memories(
+        self, progress: Callable[[Progress], None] = lambda p: None, should_stop: Callable[[], bool] = lambda: False
+    ) -> int:
+        """Describe and embed again the moments whose captions and memories still show an old name
+        (`speakers.refresh_stale`); how many moments."""
+        return self._voices_changed(speakers.refresh_stale(self.store, self.engines, progress, should_stop))
 
     def _voices_changed(self, result):
         if "memory" in self.__dict__:  # this library's retrieval caches: its next question reads the change

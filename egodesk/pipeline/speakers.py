@@ -10,9 +10,13 @@ done with no turns.
 
 What shows a line's speaker: the line itself (`speaker`, read by exports and the window), the clip's
 caption (it quotes what was said there), and the parent-child memory built from both. When labels
-change (a voice named, merged or forgotten, or another voice found to be the wearer's) only the
-footage whose lines changed are brought up to date, as a correction is (`refresh_memory`: those clips
-described again, then only the changed parents embedded again by `unitsync`). The LLM-built memories
+change (a voice named, merged or forgotten, or another voice found to be the wearer's) the lines say the
+new names at once, and only the moments whose lines changed are brought up to date, as a correction is
+(`refresh_memory`: those clips described again, then only the changed parents embedded again by
+`unitsync`). A person's change marks those moments (`memory.stale`) and returns: describing and
+embedding them costs seconds a moment, minutes for a voice heard across a large library, so
+`refresh_stale` does it after (the window's next task, the CLI after it answered, and every run of the
+stages); a forget does it at once, as nothing of a forgotten person may stay. The LLM-built memories
 (records, atomic statements) are not rebuilt for a rename; forgetting a voice removes its name from them
 (`forget_person`).
 """
@@ -23,13 +27,15 @@ import logging
 import re
 import shutil
 import wave
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from sqlalchemy import select, text
 
+from egodesk.core.types import Progress
 from egodesk.media.audio import extract_audio
-from egodesk.memory import people
+from egodesk.memory import people, stale
 from egodesk.memory.people import SaidLine, Spans, VoiceInfo
 from egodesk.memory.schema import Unit, Vector, Voice
 from egodesk.memory.store import Store
@@ -114,41 +120,63 @@ def voice_samples(store: Store, per_voice: int = 3) -> dict[int, list[tuple[int,
         return people.samples(session, per_voice)
 
 
-def name_voice(store: Store, engines: Engines, voice_id: int, name: str) -> VoiceInfo:
+def name_voice(store: Store, voice_id: int, name: str) -> VoiceInfo:
     with store.session() as session:
-        changed = people.rename(session, voice_id, name)
-    refresh_memory(store, engines, changed)
+        stale.mark(session, people.rename(session, voice_id, name))
     return _info(store, voice_id)
 
 
-def claim_voice(store: Store, engines: Engines, voice_id: int) -> VoiceInfo:
+def claim_voice(store: Store, voice_id: int) -> VoiceInfo:
     with store.session() as session:
-        changed = people.claim(session, voice_id)
-    refresh_memory(store, engines, changed)
+        stale.mark(session, people.claim(session, voice_id))
     return _info(store, voice_id)
 
 
-def merge_voices(store: Store, engines: Engines, into: int, other: int) -> VoiceInfo:
+def merge_voices(store: Store, into: int, other: int) -> VoiceInfo:
     with store.session() as session:
-        changed = people.merge(session, into, other)
-    refresh_memory(store, engines, changed)
+        stale.mark(session, people.merge(session, into, other))
     return _info(store, into)
 
 
-def split_voice(store: Store, engines: Engines, voice_id: int, footage_id: int) -> VoiceInfo:
+def split_voice(store: Store, voice_id: int, footage_id: int) -> VoiceInfo:
     with store.session() as session:
         new, changed = people.split(session, voice_id, footage_id)
-    refresh_memory(store, engines, changed)
+        stale.mark(session, changed)
     return _info(store, new)
 
 
-def set_line_voice(store: Store, engines: Engines, segment_id: int, voice_id: int | None) -> SaidLine:
-    """A person says who said one line (`people.set_line_voice`; None: someone else); that moment's caption
-    and memory follow when its label changed (`refresh_memory` over that one span)."""
+def set_line_voice(store: Store, segment_id: int, voice_id: int | None) -> SaidLine:
+    """A person says who said one line (`people.set_line_voice`; None: someone else); that moment is marked
+    for `refresh_stale` when its label changed."""
     with store.session() as session:
         line, changed = people.set_line_voice(session, segment_id, voice_id)
-    refresh_memory(store, engines, changed)
+        stale.mark(session, changed)
     return line
+
+
+def refresh_stale(
+    store: Store,
+    engines: Engines,
+    progress: Callable[[Progress], None] = lambda p: None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> int:
+    """Bring every moment marked stale (`memory.stale`) up to date, footage by footage (`refresh_memory`),
+    each footage's marks deleted once its memories are written; a stop leaves the rest marked. Returns
+    how many moments were refreshed."""
+    with store.session() as session:
+        marked = stale.pending(session)
+    done = 0
+    for number, (footage_id, (ids, moments)) in enumerate(marked.items(), start=1):
+        if should_stop():
+            break
+        progress(Progress("names", number - 1, len(marked), footage_id, "memories showing the new names"))
+        refresh_memory(store, engines, {footage_id: moments})
+        with store.session() as session:
+            stale.clear(session, ids)
+        done += len(ids)
+    if marked:
+        progress(Progress("names", len(marked), len(marked)))
+    return done
 
 
 def _info(store: Store, voice_id: int) -> VoiceInfo:

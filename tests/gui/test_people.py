@@ -12,10 +12,12 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QInputDialog, QMenu, QMessageBox
+from sqlalchemy import select
 
 from egodesk.gui.memory_browser import LINE_ROLE, SAID_BY_MENU, SOMEONE_ELSE, TEXT_ROLE
 from egodesk.gui.people import PeoplePanel
 from egodesk.memory.people import VoiceInfo
+from egodesk.memory.schema import StaleMoment, Unit
 from tests.gui.test_kept import choose, right_click
 from tests.gui.test_window import WAIT_MS
 
@@ -26,6 +28,14 @@ TASK_MS = 120_000
 def _lines(window) -> list[str]:
     listing = window.memory.transcript
     return [listing.item(i).text() for i in range(listing.count())]
+
+
+def _memories_say(library, words: str) -> bool:
+    """No moment is left showing an old name, and a transcript memory says `words`."""
+    with library.store.session() as s:
+        if s.scalars(select(StaleMoment)).first() is not None:
+            return False
+        return any(words in text for text in s.scalars(select(Unit.text).where(Unit.kind == "transcript")))
 
 
 def test_name_a_voice_listen_to_it_and_forget_it(qtbot, spoken_window, monkeypatch, tmp_path):
@@ -60,6 +70,7 @@ def test_name_a_voice_listen_to_it_and_forget_it(qtbot, spoken_window, monkeypat
     qtbot.waitUntil(lambda: _lines(window) and all("  me: " in line for line in _lines(window)), timeout=WAIT_MS)
     speakers = lambda: {span.group for span in window.timeline.lanes["Speech"]}  # noqa: E731
     qtbot.waitUntil(lambda: "me" in speakers(), timeout=WAIT_MS)  # the speech lane in the wearer's colour too
+    qtbot.waitUntil(lambda: _memories_say(window.library, "me: "), timeout=TASK_MS)  # the memories, in the next task
 
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("John", True))
     at = tree.visualItemRect(panel.tree.topLevelItem(0)).center()

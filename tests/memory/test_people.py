@@ -506,7 +506,19 @@ def test_migration_9_adds_the_table_of_who_said_a_line(tmp_path):
         MIGRATIONS[0](conn)
         conn.execute(text("DROP TABLE line_voice"))  # as version 8 made it
         conn.execute(text("PRAGMA user_version=8"))
-    assert migrate(engine) == len(MIGRATIONS) == 9
+    assert migrate(engine) == len(MIGRATIONS)
     with engine.connect() as conn:
         assert {row[1] for row in conn.execute(text("PRAGMA table_info(line_voice)"))} >= {"footage_id", "start_ts", "voice_id"}
+    engine.dispose()
+
+
+def test_migration_10_adds_the_table_of_moments_showing_old_names(tmp_path):
+    engine = create_engine(f"sqlite:///{tmp_path / 'v9.sqlite'}")
+    with engine.begin() as conn:
+        MIGRATIONS[0](conn)
+        conn.execute(text("DROP TABLE stale_moment"))  # as version 9 made it
+        conn.execute(text("PRAGMA user_version=9"))
+    assert migrate(engine) == len(MIGRATIONS) == 10
+    with engine.connect() as conn:
+        assert {row[1] for row in conn.execute(text("PRAGMA table_info(stale_moment)"))} >= {"footage_id", "start_ts", "end_ts"}
     engine.dispose()

@@ -14,7 +14,7 @@ from sqlalchemy import select, update
 
 from egodesk.cli import main
 from egodesk.core.manifest import ModelMissing, locate
-from egodesk.memory.schema import Caption, Footage, Job, SpeechTurn, TranscriptSegment, Unit, Voice, VoiceAppearance
+from egodesk.memory.schema import Caption, Footage, Job, SpeechTurn, StaleMoment, TranscriptSegment, Unit, Voice, VoiceAppearance
 from egodesk.pipeline.library import Library
 from tests.badinput.support import snapshot
 from tests.conftest import ffmpeg
@@ -108,7 +108,14 @@ def test_the_speakers_stage_runs_after_asr_and_finds_me(imported):
     with library.store.session() as s:
         lines = s.scalars(select(TranscriptSegment).where(TranscriptSegment.footage_id == ids[HOME])).all()
     assert {line.speaker for line in lines} == {"me", ""}  # ...and the wearer's lines say so; Sam's has no name yet
-    assert any(text.startswith("me: ") or "\nme: " in text for text in _transcript_units(library, ids[HOME]).values())
+    said_me = lambda: any(text.startswith("me: ") or "\nme: " in text for text in _transcript_units(library, ids[HOME]).values())  # noqa: E731
+    with library.store.session() as s:
+        marked = s.scalars(select(StaleMoment.footage_id)).all()
+    assert set(marked) == {ids[HOME], ids[ALONE]} and not said_me()  # the memories follow after, not in the change
+    assert library.process()["failed"] == 0  # any run of the stages (a resume, the next import) brings them
+    assert said_me()
+    with library.store.session() as s:
+        assert not s.scalars(select(StaleMoment)).all()
     assert not list((library.paths.cache / "audio").glob("*.wav"))  # each WAV deleted once diarized
 
 
