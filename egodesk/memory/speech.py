@@ -15,6 +15,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from egodesk.memory.corrections import SPEECH, apply_corrections
+from egodesk.memory.people import attach_lines, relabel
 from egodesk.memory.schema import TranscriptSegment
 
 
@@ -42,12 +43,16 @@ def clip_holding(clips: Sequence[SpanT], ts: float) -> SpanT | None:
 def write_transcript(session: Session, footage_id: int, clips: Sequence[_Span], lines: Iterable[dict[str, Any]]) -> None:
     """Replace a footage's transcript with `lines`, in order: each a segment's `start_ts`, `end_ts`, `text`
     and what else is known of it (`language`, `words`, `speaker`), stored with the clip holding its start
-    (`clip_holding`). The person's corrections then go back over the new lines."""
+    (`clip_holding`). The person's corrections then go back over the new lines, and each line gets the
+    voice its speech turns overlap longest and that voice's label (`people.attach_lines`, `relabel`), so
+    a line written again (a rerun of the ASR, a subtitle file attached) says who spoke as before."""
     session.execute(delete(TranscriptSegment).where(TranscriptSegment.footage_id == footage_id))
     for idx, line in enumerate(lines):
         clip = clip_holding(clips, line["start_ts"])
         session.add(TranscriptSegment(footage_id=footage_id, clip_id=clip.id if clip else None, idx=idx, **line))
     apply_corrections(session, footage_id, (SPEECH,))
+    attach_lines(session, footage_id)
+    relabel(session)
 
 
 def segment_clip(segment: TranscriptSegment, clips: Sequence[_Span]) -> int | None:

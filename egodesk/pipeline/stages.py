@@ -25,7 +25,6 @@ from egodesk.media.keyframes import select_keyframes, write_thumbnail
 from egodesk.media.photo import read_photo
 from egodesk.memory.corrections import SCREEN, apply_corrections
 from egodesk.memory.faces import names_in_clips
-from egodesk.memory.people import attach_lines, relabel
 from egodesk.memory.schema import Caption, Clip, Footage, Keyframe, TranscriptSegment
 from egodesk.memory.speech import clip_speech, write_transcript
 from egodesk.memory.store import Store
@@ -101,9 +100,7 @@ def run_asr(ctx: StageContext) -> None:
             }
             for segment in segments
         )
-        write_transcript(session, ctx.footage_id, clips, lines)  # the person's words go over what was heard again
-        attach_lines(session, ctx.footage_id)  # a rerun's lines get the voices of the turns already stored
-        relabel(session)
+        write_transcript(session, ctx.footage_id, clips, lines)  # the person's words and the turns' voices go back
         finish(session, ctx.footage_id, "asr", len(segments))
         speakers_to_run = stage_states(session, ctx.footage_id).get("speakers") not in (None, "done")
     if ctx.audio_path.exists() and not speakers_to_run:

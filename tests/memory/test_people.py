@@ -522,3 +522,24 @@ def test_migration_10_adds_the_table_of_moments_showing_old_names(tmp_path):
     with engine.connect() as conn:
         assert {row[1] for row in conn.execute(text("PRAGMA table_info(stale_moment)"))} >= {"footage_id", "start_ts", "end_ts"}
     engine.dispose()
+
+
+def test_a_transcript_written_again_keeps_who_spoke(store):
+    """Lines written anew (a rerun of the ASR, a subtitle file attached: both through `write_transcript`)
+    get the voices of the turns already stored and their labels; a line with a speaker of its own keeps it."""
+    from egodesk.memory.speech import write_transcript
+
+    footage_id = add_footage(store, "again", start=1_000_000.0, duration=30.0)
+    with store.session() as s:
+        tom = Voice(name="Tom", centroid=np.ones(256, np.float32).tobytes(), seconds=5.0, count=1)
+        s.add(tom)
+        s.flush()
+        s.add(SpeechTurn(footage_id=footage_id, voice_id=tom.id, start_ts=1_000_002.0, end_ts=1_000_006.0, level_db=-30.0))
+        s.flush()
+        lines = [
+            {"start_ts": 1_000_002.5, "end_ts": 1_000_005.0, "text": "the bus leaves at six", "speaker": ""},
+            {"start_ts": 1_000_010.0, "end_ts": 1_000_012.0, "text": "Ann: see you", "speaker": "Ann"},
+        ]
+        write_transcript(s, footage_id, [], lines)
+        got = [(line.voice_id, line.speaker) for line in s.scalars(select(TranscriptSegment).order_by(TranscriptSegment.idx))]
+    assert got == [(tom.id, "Tom"), (None, "Ann")]
