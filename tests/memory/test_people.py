@@ -500,27 +500,19 @@ def test_who_said_a_line_refuses_unknown_ids_and_changes_nothing(day):
         assert s.scalars(select(LineVoice)).all() == []
 
 
-def test_migration_9_adds_the_table_of_who_said_a_line(tmp_path):
-    engine = create_engine(f"sqlite:///{tmp_path / 'v8.sqlite'}")
+@pytest.mark.parametrize(
+    ("version", "table", "columns"),
+    [(9, "line_voice", {"footage_id", "start_ts", "voice_id"}), (10, "stale_moment", {"footage_id", "start_ts", "end_ts"})],
+)
+def test_migrations_9_and_10_add_who_said_a_line_and_the_moments_showing_old_names(tmp_path, version, table, columns):
+    engine = create_engine(f"sqlite:///{tmp_path / 'before.sqlite'}")
     with engine.begin() as conn:
         MIGRATIONS[0](conn)
-        conn.execute(text("DROP TABLE line_voice"))  # as version 8 made it
-        conn.execute(text("PRAGMA user_version=8"))
+        conn.execute(text(f"DROP TABLE {table}"))  # as the version before made it
+        conn.execute(text(f"PRAGMA user_version={version - 1}"))
     assert migrate(engine) == len(MIGRATIONS)
     with engine.connect() as conn:
-        assert {row[1] for row in conn.execute(text("PRAGMA table_info(line_voice)"))} >= {"footage_id", "start_ts", "voice_id"}
-    engine.dispose()
-
-
-def test_migration_10_adds_the_table_of_moments_showing_old_names(tmp_path):
-    engine = create_engine(f"sqlite:///{tmp_path / 'v9.sqlite'}")
-    with engine.begin() as conn:
-        MIGRATIONS[0](conn)
-        conn.execute(text("DROP TABLE stale_moment"))  # as version 9 made it
-        conn.execute(text("PRAGMA user_version=9"))
-    assert migrate(engine) == len(MIGRATIONS) == 10
-    with engine.connect() as conn:
-        assert {row[1] for row in conn.execute(text("PRAGMA table_info(stale_moment)"))} >= {"footage_id", "start_ts", "end_ts"}
+        assert {row[1] for row in conn.execute(text(f"PRAGMA table_info({table})"))} >= columns
     engine.dispose()
 
 
