@@ -20,7 +20,7 @@ from tests.memory.conftest import add_footage
 
 HOME = "20261130_074000"  # Sam and the wearer, at home
 ALONE = "20261130_130500"  # the wearer alone
-NEXT_DAY = "20261201_075000"  # Sam and the wearer again, the next morning
+NEXT_DAY = "20261201_181500"  # Sam and the wearer again, the next evening
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +103,7 @@ def test_voices_are_matched_across_footage_and_the_wearer_is_me(day):
     wearer, sam = home["wearer"], home["Sam"]
     assert wearer is not None and sam is not None and wearer != sam  # two people, two voices
     assert alone["wearer"] == wearer and next_day["wearer"] == wearer
-    assert next_day["Sam"] == sam  # the next morning's Sam is the voice of the first morning
+    assert next_day["Sam"] == sam  # the next evening's Sam is the voice of the first morning
     with store.session() as s:
         voices = {v.id: v for v in s.scalars(select(Voice))}
         [me] = [v for v in voices.values() if v.wearer]
@@ -216,7 +216,7 @@ def test_splitting_off_a_footage_makes_what_was_heard_there_a_voice_of_its_own(d
     sam = _voice_of_lines(store, ids[HOME])["Sam"]
     with store.session() as s:
         people.rename(s, sam, "Sam")
-        new, changed = people.split(s, sam, ids[NEXT_DAY])  # say the next morning's voice was someone else
+        new, changed = people.split(s, sam, ids[NEXT_DAY])  # say the next evening's voice was someone else
     assert set(changed) == {ids[NEXT_DAY]}  # only that footage's lines lost the name
     with store.session() as s:
         kept, split_off = s.get_one(Voice, sam), s.get_one(Voice, new)
