@@ -376,16 +376,21 @@ def _line_at(store, footage_id: int, start: float) -> int:
     return min(rows, key=lambda line: abs(line.start_ts - start)).id
 
 
-def test_a_line_a_person_says_is_someone_elses_stays_so_through_reruns(day, heard):
-    """The turns gave a line to the wearer; the person says Sam said it: it says Sam, and keeps saying so
-    when the ASR (lines cut 0.2 s later) and the speakers stage run again."""
-    store, ids = day
+def _claimed_named_and_a_wearer_line(store, ids) -> tuple[int, int, TranscriptSegment]:
+    """The wearer's voice claimed ("me") and Sam's named, and a line the turns gave the wearer at home."""
     home = _voice_of_lines(store, ids[HOME])
     me, sam = home["wearer"], home["Sam"]
     with store.session() as s:
         people.claim(s, me)
         people.rename(s, sam, "Sam")
-    line = _line_of(store, ids[HOME], "wearer", me)
+    return me, sam, _line_of(store, ids[HOME], "wearer", me)
+
+
+def test_a_line_a_person_says_is_someone_elses_stays_so_through_reruns(day, heard):
+    """The turns gave a line to the wearer; the person says Sam said it: it says Sam, and keeps saying so
+    when the ASR (lines cut 0.2 s later) and the speakers stage run again."""
+    store, ids = day
+    me, sam, line = _claimed_named_and_a_wearer_line(store, ids)
     assert _said(store, line.id) == ("me", me)
     with store.session() as s:
         said, changed = people.set_line_voice(s, line.id, sam)
@@ -452,12 +457,7 @@ def test_a_split_leaves_a_line_the_person_gave_that_voice(day):
 
 def test_forgetting_the_voice_a_line_was_said_by_leaves_it_unnamed_for_good(day, heard):
     store, ids = day
-    home = _voice_of_lines(store, ids[HOME])
-    me, sam = home["wearer"], home["Sam"]
-    with store.session() as s:
-        people.claim(s, me)
-        people.rename(s, sam, "Sam")
-    line = _line_of(store, ids[HOME], "wearer", me)
+    me, sam, line = _claimed_named_and_a_wearer_line(store, ids)
     with store.session() as s:
         people.set_line_voice(s, line.id, sam)
         changed = people.forget_voice(s, sam)
