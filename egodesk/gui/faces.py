@@ -15,6 +15,8 @@ from PySide6.QtCore import QPoint, QSize, Qt, Signal
 from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QListView, QListWidget, QListWidgetItem, QMenu, QWidget
 
+from egodesk.gui.widgets import add_merge_menu
+
 FACE_ROLE = Qt.ItemDataRole.UserRole  # an item's face id
 ICON_SIDE = 72
 
@@ -71,11 +73,7 @@ class FacesList(QListWidget):
             return
         menu = QMenu(self)
         menu.addAction("Name…", lambda: self.name_requested.emit(face))
-        others = [f for f in self.faces if f.id != face.id]
-        if others:
-            merge = menu.addMenu(f"Merge {face_title(face)} into")
-            for other in others:
-                merge.addAction(face_title(other), lambda o=other: self.merge_requested.emit(o, face))
+        add_merge_menu(menu, face, self.faces, face_title, self.merge_requested)
         menu.addSeparator()
         menu.addAction("Forget this face…", lambda: self.forget_requested.emit(face))
         menu.exec(self.viewport().mapToGlobal(pos))

@@ -33,6 +33,7 @@ from egodesk.gui import ops
 from egodesk.gui.faces import FacesList, face_title
 from egodesk.gui.formatting import fmt_clock, fmt_duration
 from egodesk.gui.tasks import Task, TaskRunner
+from egodesk.gui.widgets import add_merge_menu
 
 VOICE_ROLE = Qt.ItemDataRole.UserRole  # a voice row: its id; a sample row: (footage id, start, end)
 
@@ -156,11 +157,7 @@ class PeoplePanel(QWidget):
         if not voice.me_said:
             menu.addAction("This is me", lambda: self.claim_requested.emit(voice))
         menu.addAction("Name…", lambda: self.name_requested.emit(voice))
-        others = [v for v in self.voices if v.id != voice.id]
-        if others:
-            merge = menu.addMenu(f"Merge {voice_title(voice)} into")
-            for other in others:
-                merge.addAction(voice_title(other), lambda o=other: self.merge_requested.emit(o, voice))
+        add_merge_menu(menu, voice, self.voices, voice_title, self.merge_requested)
         menu.addSeparator()
         menu.addAction("Forget this voice…", lambda: self.forget_requested.emit(voice))
         menu.exec(self.tree.viewport().mapToGlobal(pos))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtGui import QIcon, QPixmap
-from PySide6.QtWidgets import QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QMenu, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from egodesk.core.paths import resources_dir
 
@@ -83,3 +85,13 @@ def show_message(label: QLabel, text: str, level: str = "info") -> None:
     label.style().polish(label)
     label.setText(text)
     label.setVisible(bool(text))
+
+
+def add_merge_menu(menu: QMenu, item: Any, items: Sequence[Any], title: Callable[[Any], str], merge: SignalInstance) -> None:
+    """A "Merge X into" submenu listing every other voice or face of `items` (each with an `id`); choosing
+    one emits `merge(kept, item)`. None when `item` is the only one."""
+    others = [other for other in items if other.id != item.id]
+    if others:
+        into = menu.addMenu(f"Merge {title(item)} into")
+        for other in others:
+            into.addAction(title(other), lambda o=other: merge.emit(o, item))
