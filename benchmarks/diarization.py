@@ -4,7 +4,10 @@ found, and the cost as a real-time factor, per voice embedding engine.
 Ground truth is each day's script (testday/speakers.py). Each recording's audio is decoded to 16 kHz
 once (the ingest's audio stage already does this, so decoding is not counted); the timed part is what a
 diarization stage would add: speech regions (Silero VAD), window embeddings, clustering and the
-library match. Recordings are added to one `VoiceBook` in time order, as a library imports them.
+library match. Recordings are added to one `VoiceBook` newest first, the order in which the library's job
+queue runs each footage's speakers stage (`pipeline/jobs.next_job`); `--order time` adds them oldest first.
+The match is greedy and incremental, so the order matters: on the clean day a voice first heard alone
+gathers another voice like it before the footage where both speak separates them.
 
 Engines:
 - `resemblyzer`: the GE2E voice encoder of the `resemblyzer` wheel as ONNX (the model `egodesk models
@@ -103,8 +106,10 @@ def line_voices(truth: list, turns: list[tuple[str, float, float]]) -> list[str 
     return out
 
 
-def run_day(day: str, engine: str, threads: int, distance: float | None = None, similarity: float | None = None):
-    plan = tuple(sorted(plan_of(day), key=lambda r: r.start))
+def run_day(
+    day: str, engine: str, threads: int, distance: float | None = None, similarity: float | None = None, newest_first: bool = True
+):
+    plan = tuple(sorted(plan_of(day), key=lambda r: r.start, reverse=newest_first))
     truth = turns_of(plan)
     paths = {p.stem: p for p in make_day(plan=plan_of(day), log=lambda *_: None)}
     audio = {r.name: decode(paths[r.name]) for r in plan}
@@ -148,10 +153,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--day", default="clean,real")
     parser.add_argument("--engine", default="resemblyzer,mfcc")
     parser.add_argument("--sweep", action="store_true", help="DER and identity accuracy over clustering thresholds")
+    parser.add_argument("--order", choices=("newest", "time"), default="newest", help="the order footage joins the library")
     add_output_args(parser)
     args = parser.parse_args(argv)
     threads = int(os.environ.get("EGODESK_THREADS", "2"))
     days, engines = args.day.split(","), args.engine.split(",")
+    newest = args.order == "newest"
     report = Report("diarization")
     rows = []
     for engine in engines:
@@ -159,13 +166,13 @@ def main(argv: list[str] | None = None) -> int:
             if args.sweep:
                 base = CLUSTER_DISTANCE[engine]
                 for distance in (base * f for f in (0.5, 0.67, 0.83, 1.0, 1.17, 1.33, 1.67)):
-                    r = run_day(day, engine, threads, distance=distance)
+                    r = run_day(day, engine, threads, distance=distance, newest_first=newest)
                     print(f"sweep {engine} {day} distance {distance:.3f}: DER {r.der:.3f} identity {r.identity:.3f}", flush=True)
                 base = LIBRARY_SIMILARITY[engine]
                 for similarity in (base - 0.1, base - 0.05, base, base + 0.05, min(0.99, base + 0.1)):
-                    r = run_day(day, engine, threads, similarity=similarity)
+                    r = run_day(day, engine, threads, similarity=similarity, newest_first=newest)
                     print(f"sweep {engine} {day} similarity {similarity:.2f}: identity {r.identity:.3f} voices {r.voices}")
-            r = run_day(day, engine, threads)
+            r = run_day(day, engine, threads, newest_first=newest)
             rows.append((engine, day, r))
             print(f"{engine} {day}: {r}", flush=True)
             report.add(f"{engine} {day} DER", r.der * 100, "%", note="0.25 s collar, overlaps scored")
