@@ -64,7 +64,7 @@ RULES = [
     Rule(
         "when: the moment's day and time",
         "reasoning/answer_checks.py: with_when",
-        lambda: [mock.patch.object(ask, "with_when", lambda a, c=None: a.text)],
+        lambda: [mock.patch.object(ask, "with_when", lambda a, c=None, n=(): a.text)],
     ),
     Rule(
         "a stated time is not the moment's",

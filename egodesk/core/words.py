@@ -259,8 +259,9 @@ kind sort type way""".split()
 
 @functools.lru_cache(maxsize=1 << 16)  # pure, and a library's vocabulary is small
 def lemma(word: str) -> str:
-    """A light lemmatiser for matching cues: irregular verbs, then -ies/-ing/-ed/-es/-s stripped."""
-    w = word.lower().strip("'")
+    """A light lemmatiser for matching cues: a possessive's 's dropped ("Tom's" is Tom), irregular verbs,
+    then -ies/-ing/-ed/-es/-s stripped."""
+    w = word.lower().removesuffix("'s").strip("'")
     if w in IRREGULAR:
         return IRREGULAR[w]
     for suffix, repl in (("ies", "y"), ("ing", ""), ("ied", "y"), ("ed", ""), ("es", ""), ("s", "")):

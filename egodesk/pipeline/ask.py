@@ -165,7 +165,7 @@ def answer(memory: Memory, llm, found: Retrieval, on_text: TextSink | None = Non
     if (settled := without_model(memory, found)) is not None:
         out = settled
     else:
-        shown = attach_facts(memory.catalog(), found.evidence)
+        shown, noted = prompt_inputs(memory, found)
         out = answer_question(
             llm,
             request.short,
@@ -175,11 +175,11 @@ def answer(memory: Memory, llm, found: Retrieval, on_text: TextSink | None = Non
             request.budget_tokens,
             request.choice,
             on_text,
-            heard=heard(memory, found),
+            heard=noted,
         )
         out.evidence = people_order(out, shown)
         if query.analysis.asks_when and not query.analysis.asks_stated_time and not out.abstained and not request.options:
-            out.text = with_when(out, asked_about(query.analysis))
+            out.text = with_when(out, asked_about(query.analysis), [t for _, starts in noted for t in starts])
     out.question = request.asked
     if request.short != request.question:
         out.extra["question_shortened"] = request.short
@@ -200,7 +200,7 @@ def read_ahead(memory: Memory, llm, request: AskRequest, should_stop: Callable[[
     if should_stop is not None and should_stop():
         return False
     if without_model(memory, found) is None:  # else it is answered without the model
-        shown = attach_facts(memory.catalog(), found.evidence)
+        shown, noted = prompt_inputs(memory, found)
         prompt = answer_prompt(
             llm,
             request.short,
@@ -209,7 +209,7 @@ def read_ahead(memory: Memory, llm, request: AskRequest, should_stop: Callable[[
             request.asked_at,
             request.budget_tokens,
             request.choice,
-            heard(memory, found),
+            noted,
         )
         read_answer_ahead(llm, prompt, should_stop)
     return True
@@ -227,9 +227,12 @@ def without_model(memory: Memory, found: Retrieval) -> Answer | None:
     return None
 
 
-def heard(memory: Memory, found: Retrieval) -> list[tuple[str, tuple[float, ...]]]:
-    """When each named person the question names was heard (`retrieval.people.meetings`), for the prompt."""
-    return [(m.name, m.starts) for m in meetings(memory.store, found.query)]
+def prompt_inputs(memory: Memory, found: Retrieval) -> tuple[list[Evidence], list[tuple[str, tuple[float, ...]]]]:
+    """What the answer prompt is built from besides the question: the evidence with the facts its units
+    lost (`reasoning.facts`, the named people's lines among them), and when each named person the
+    question names was heard (`retrieval.people.meetings`)."""
+    noted = [(m.name, m.starts) for m in meetings(memory.store, found.query)]
+    return attach_facts(memory.catalog(), found.evidence, [name for name, _ in noted]), noted
 
 
 def empty_window(memory: Memory, query: Query) -> TimeWindow | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from functools import cache
 
@@ -39,6 +40,7 @@ _SAYS_WHEN = re.compile(
 )
 # A when-answer that gives a cited moment's time must give that moment's day (`with_when`).
 _CLOCK_IN_ANSWER = re.compile(r"\b(\d{1,2}):(\d{2})\b")
+_AT_HOUR = re.compile(r"\bat (\d{1,2})\b(?!:)|\b(?<!:)(\d{1,2}) ?[ap]\.?m\b", re.I)
 # Abbreviations only capitalised: "I sat down in the sun" names no day; a name's "day" in lower case.
 _WEEKDAY_SHORT = "|".join([*(day[:3].capitalize() for day in WEEKDAYS), "Tues", "Thurs"])
 _WEEKDAY = re.compile(rf"\b(?:(?i:{'|'.join(day.removesuffix('day') for day in WEEKDAYS)})day|{_WEEKDAY_SHORT})\b")
@@ -117,13 +119,16 @@ def people_order(answer: Answer, retrieved: list[Evidence]) -> list[Evidence]:
     )
 
 
-def with_when(answer: Answer, cues: list[str] | None = None) -> str:
+def with_when(answer: Answer, cues: list[str] | None = None, noted: Sequence[float] = ()) -> str:
     """A "when did I ..." answer names the day and time of the moment it cites, if it does not already.
     An answer giving the time of a moment it cites but another day (a small model read "18:05" under
     Tuesday's heading and wrote Wednesday, the day it was asked) is that moment's day and time. One
     giving the time of a cited moment that holds none of what the question asks about (`cues`: "cat")
     while another cited moment does is that moment's day and time: asked "When did I see a cat?", a
-    small model cited the cat and a street scene and wrote the street scene's time."""
+    small model cited the cat and a street scene and wrote the street scene's time. One giving only
+    times that nothing shown holds (no moment spans them, no line says them, no note of when a person
+    was heard, `noted`, gives them) is the cited moment's day and time: a small model copied the time
+    the question was asked ("21:00:00" for "When did I last talk to Tom?")."""
     if not answer.evidence:
         return answer.text
     cited = [ev for ev in answer.evidence if ev.unit_id in set(answer.cited)]
@@ -131,6 +136,8 @@ def with_when(answer: Answer, cues: list[str] | None = None) -> str:
     at = next((ev for ev in cited if any(_spans(ev, minute) for minute in clocks)), None)
     asked = set(cues or ())
     holding = [ev for ev in cited if asked & cue_words(f"{ev.text} {ev.facts}")]
+    if at is None and clocks and cited and not any(_shown(minute, answer.evidence, noted) for minute in clocks):
+        return f"On {_when(from_ts((holding or cited)[0].start))}"
     if at is not None and holding and not any(_same_moment(at, ev) for ev in holding):
         return f"On {_when(from_ts(holding[0].start))}"
     if at is not None:
@@ -143,6 +150,24 @@ def with_when(answer: Answer, cues: list[str] | None = None) -> str:
     if _SAYS_WHEN.search(answer.text):
         return answer.text
     return f"{answer.text.rstrip('. ')}, on {_when(from_ts((holding or answer.evidence)[0].start))}"
+
+
+def _shown(minute: int, shown: list[Evidence], noted: Sequence[float]) -> bool:
+    """Whether a clock time (minutes after midnight) is one the model was shown: a moment spans it, a
+    line or its facts say it, or a note of when a person was heard gives it."""
+    said = {minute for ev in shown for minute in _said_times(f"{ev.text} {ev.facts}")}
+    noted_minutes = {from_ts(t).hour * 60 + from_ts(t).minute for t in noted}
+    return minute in said | noted_minutes or any(_spans(ev, minute) for ev in shown)
+
+
+def _said_times(text: str) -> set[int]:
+    """The clock times a line says, as minutes after midnight: "10:30", and a bare hour after "at" or
+    before am/pm ("at 10" is 10:00 and 22:00; "4 pm" is 16:00)."""
+    out = {int(h) * 60 + int(m) for h, m in _CLOCK_IN_ANSWER.findall(text)}
+    for hours in _AT_HOUR.findall(text):
+        hour = int(next(h for h in hours if h)) % 12
+        out |= {hour * 60, (hour + 12) * 60}
+    return out
 
 
 def _same_moment(one: Evidence, other: Evidence) -> bool:

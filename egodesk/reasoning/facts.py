@@ -1,16 +1,20 @@
-"""Facts a memory unit may have lost on the way from its clip: what was read on screen, and the
-numbers and times that were said.
+"""Facts a memory unit may have lost on the way from its clip: what was read on screen, the numbers and
+times that were said, and what the people a question names said there.
 
 Atomic statements and interaction records are written by a small LLM from a clip's caption; it keeps
 the gist and often drops the exact text of a sign ("Bus 42 leaves 10:15") or a number said in passing,
 so a question about the time on the sign was answered with the recording's start time. The caption
 (the parent of the clip) still holds them: a unit built from a clip points back to it, and the
-answerer is shown those facts beside the unit's own text, only the ones the text lacks.
+answerer is shown those facts beside the unit's own text, only the ones the text lacks. The statement
+also loses who spoke ("Haniker and I talk about the exhibition", from Anika's voice): asked "When did I
+last talk to Anika?", the model found no Anika and said so. The caption's lines carry their speaker, so
+a named person's line in the clip is shown too.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -22,18 +26,33 @@ CAPTION = "caption"
 FACT_CHARS = 160  # the facts added to one unit at most: the prompt stays short
 _VISIBLE = re.compile(re.escape(VISIBLE_TEXT) + r"(.+?)\.?$")
 _SENTENCE = re.compile(r"[^.!?]*\d[^.!?]*[.!?]?")
+_SPEAKER = re.compile(r"(?:^|(?<=\s))([A-Za-z][\w'-]{0,30}): ")  # "Anika: " opening a line of what was heard
 
 
-def clip_facts(caption: str) -> list[str]:
-    """The on-screen text and the spoken sentences holding a number, from a clip caption."""
+def clip_facts(caption: str, people: Sequence[str] = ()) -> list[str]:
+    """The on-screen text, the first line each of `people` said, and the spoken sentences holding a
+    number, from a clip caption."""
     facts = []
     if m := _VISIBLE.search(caption):
         facts.append(f"on screen: {m[1].strip()}")
     if m := HEARD_PART.search(caption):
         speech = unquoted(m[1])
         said = speech[0] if speech else m[1]
+        facts += [f"said: '{line}'" for line in first_lines(said, people)]
         facts += [f"said: '{s.strip()}'" for s in _SENTENCE.findall(said) if s.strip()]  # quoted whole, as heard
-    return facts
+    return list(dict.fromkeys(facts))
+
+
+def first_lines(said: str, people: Sequence[str]) -> list[str]:
+    """The first line each of `people` speaks in what was heard ("Anika: ... me: ..."), with its speaker."""
+    wanted = {name.lower() for name in people}
+    starts = list(_SPEAKER.finditer(said))
+    out: dict[str, str] = {}
+    for m, after in zip(starts, [*starts[1:], None]):
+        speaker = m[1].lower()
+        if speaker in wanted and speaker not in out:
+            out[speaker] = said[m.start() : after.start() if after else len(said)].strip(" …")
+    return list(out.values())
 
 
 def missing_from(text: str, facts: list[str]) -> list[str]:
@@ -47,9 +66,10 @@ def missing_from(text: str, facts: list[str]) -> list[str]:
     return out
 
 
-def attach_facts(catalog: Catalog, evidence: list[Evidence]) -> list[Evidence]:
-    """Set `facts` on each unit that is not itself its clip's caption: the caption's on-screen text and
-    spoken numbers its own text lacks. Returns the same list."""
+def attach_facts(catalog: Catalog, evidence: list[Evidence], people: Sequence[str] = ()) -> list[Evidence]:
+    """Set `facts` on each unit that is not itself its clip's caption: the caption's on-screen text,
+    lines of `people` (the named people the question names) and spoken numbers its own text lacks.
+    Returns the same list."""
     captions = catalog.mask(kinds=[CAPTION])
     for ev in evidence:
         row = catalog.row(ev.unit_id)
@@ -58,7 +78,7 @@ def attach_facts(catalog: Catalog, evidence: list[Evidence]) -> list[Evidence]:
         found = np.flatnonzero(captions & (catalog.clip == catalog.clip[row]))
         if not len(found):
             continue
-        facts = missing_from(ev.text, clip_facts(catalog.text[int(found[0])]))
+        facts = missing_from(ev.text, clip_facts(catalog.text[int(found[0])], people))
         text = "; ".join(facts)
         ev.facts = text if len(text) <= FACT_CHARS else text[: FACT_CHARS - 1] + "…"
     return evidence

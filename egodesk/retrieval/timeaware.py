@@ -23,12 +23,15 @@ relevance taken strictly: `Memory.scope` keeps every round inside it, as it does
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from egodesk.core.types import Evidence
 from egodesk.core.words import MIN_COVERAGE, cue_coverage, cue_words
 from egodesk.retrieval.base import Memory, Query, Strategy
 from egodesk.retrieval.catalog import PARENT_KINDS, Catalog
+from egodesk.retrieval.people import HeardPerson, people_asked_about
 from egodesk.retrieval.question import QuestionAnalysis
 
 ATOMIC_VIEWS = ("action", "utterance", "activity", "conversation")
@@ -76,8 +79,11 @@ class TimeAware(Strategy):
         cues = cue_words(drafted)
         rounds = memory.settings.timeaware_rounds
         pool = self._search(query.text, scope, searched)  # round 1: the question and its options
-        if rounds >= 2:  # round 2: the drafted query (the event itself)
+        people = people_asked_about(memory.store, query) if qa.order or qa.relation else []
+        if rounds >= 2:  # round 2: the drafted query (the event itself), and where the people named were
             pool |= self._search(drafted, scope, searched)
+            if people:
+                pool |= self._search(drafted, scope & catalog.mask(footage=set().union(*(p.footage for p in people))), searched)
         if rounds >= 3 and qa.order and pool:
             # Round 3: a window drafted from the pool: after the latest occurrence found so far ("last
             # time"), before the earliest ("first time"), where a newer/older one may still hide.
@@ -95,7 +101,8 @@ class TimeAware(Strategy):
         semantic = self._semantic(query, drafted, rows, searched)
         cover = coverage(catalog, rows, cues)
         relevance = semantic + 0.3 * cover
-        ranked, pinpointed = self._curate(query, qa, rows, relevance, cover, semantic, kinds, rounds)
+        among = with_people(catalog, rows, people) if people else None
+        ranked, pinpointed = self._curate(query, qa, rows, relevance, cover, semantic, kinds, rounds, among)
         out = []
         for position, (row, score) in enumerate(ranked[: query.k], start=1):
             i = int(np.searchsorted(rows, row))
@@ -140,16 +147,21 @@ class TimeAware(Strategy):
         semantic: np.ndarray,
         kinds: list[str],
         rounds: int,
+        among: np.ndarray | None = None,
     ) -> tuple[list[tuple[int, float]], dict[int, str]]:
         """The ranking, and the rows pinpointed as the moment asked about with their `Evidence.role`
         (none when no occurrence holds the event's words: a semantic near-match is not sure enough to
-        hide the rest)."""
+        hide the rest). `among`: the rows that may be occurrences (the people named were there)."""
         catalog = self.memory.catalog()
         by_score = [(int(rows[i]), float(relevance[i])) for i in np.lexsort((rows, -relevance))]
         if qa.habit and not (qa.order or qa.relation):
             return _spread_over_days(catalog, by_score), {}
         if not (qa.order or qa.relation):
             return by_score, {}
+        if among is not None:
+            if not among.any():
+                return by_score, {}
+            cover, semantic = np.where(among, cover, 0.0), np.where(among, semantic, -np.inf)
         # The occurrences of the event: the units holding the most of its words ("put down cup" for
         # "put down cup and spoon"), else, when none holds half, the semantic near-best.
         most = float(cover.max())
@@ -179,6 +191,14 @@ class TimeAware(Strategy):
         # Only a first/last occurrence is one moment; "after X" alone may mean any of X's repeats.
         sure = qa.order is not None and most >= MIN_COVERAGE
         return head + [(row, score) for row, score in by_score if row not in taken], moment if sure else {}
+
+
+def with_people(catalog: Catalog, rows: np.ndarray, people: list[HeardPerson]) -> np.ndarray:
+    """Which rows the named people were at: in footage where they were heard or seen, or naming them
+    (a voice missed by diarization still leaves its name in the lines)."""
+    footage = np.fromiter(set().union(*(p.footage for p in people)), dtype=np.int64)
+    names = re.compile(r"\b(?:" + "|".join(re.escape(p.name) for p in people) + r")\b", re.I)
+    return np.isin(catalog.footage[rows], footage) | np.array([bool(names.search(catalog.text[r])) for r in rows], dtype=bool)
 
 
 def _spread_over_days(catalog: Catalog, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:

@@ -35,6 +35,7 @@ def test_a_when_answer_with_a_cited_moments_time_but_another_day_gets_the_moment
     assert with_when(answer) == "On Wed 13 March 2024 at 10:02"
     answer.text = "At 10:02 on Wednesday, 13 March"  # the moment's own day stays as written
     assert with_when(answer) == "At 10:02 on Wednesday, 13 March"
+    answer.evidence[0].text = "Let us meet again on Monday at 10:00."
     answer.text = "On Monday at 10:00"  # a time said in the evidence, not the moment's: left alone
     assert with_when(answer) == "On Monday at 10:00"
     answer.text = "I sat in the sun at 10:02."  # no day named: which of the library's days?
@@ -54,3 +55,15 @@ def test_a_when_answer_gives_the_time_of_the_cited_moment_that_holds_what_was_as
     assert with_when(answer, []) == answer.text
     answer.text = "When I was outside"  # no time given: the moment holding it
     assert with_when(answer, ["cat"]) == "When I was outside, on Tue 12 March 2024 at 11:00"
+
+
+def test_a_when_answer_with_a_time_nothing_shown_holds_gets_the_cited_moments_day_and_time():
+    moment = ts(DAY1, 3725)  # Wed 13 March 2024, 10:02:05
+    answer = Answer("When did I last talk to Tom?", "21:00:00", [_ev(7, 1, moment)], cited=[7])
+    assert with_when(answer, ["tom"]) == "On Wed 13 March 2024 at 10:02"  # the time it was asked, copied
+    noted = [ts(DAY1, 7200)]  # "Tom's voice was heard ...: Wed 13 March 2024 11:00"
+    answer.text = "Wed 13 March 2024 11:00"
+    assert with_when(answer, ["tom"], noted) == answer.text  # read from the note: left alone
+    assert with_when(answer, ["tom"]) == "On Wed 13 March 2024 at 10:02"
+    answer.evidence[0].text = "Let us meet again on Monday at 11."
+    assert with_when(answer, ["tom"]) == answer.text  # said in a line as a bare hour: left alone

@@ -23,6 +23,14 @@ def test_a_caption_gives_its_on_screen_text_and_the_numbers_said():
     assert missing_from("I read that bus 42 departs 10:15 from platform 4", clip_facts(CAPTION)) == [clip_facts(CAPTION)[1]]
 
 
+def test_a_named_persons_line_is_a_fact_when_the_question_names_them():
+    said = "I see a painting. I hear: 'Anika: The gallery closes at half past five. me: Thank you. Anika: Come on.'"
+    assert clip_facts(said) == []
+    assert clip_facts(said, ["anika"]) == ["said: 'Anika: The gallery closes at half past five.'"]  # her first line
+    assert clip_facts(said, ["Tom"]) == []
+    assert missing_from("Anika and I talk about the gallery", clip_facts(said, ["Anika"])) == clip_facts(said, ["Anika"])
+
+
 def test_the_answerer_is_shown_the_facts_a_statement_dropped(tmp_path, embedder):
     rows = [
         {

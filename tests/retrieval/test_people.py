@@ -121,3 +121,25 @@ def test_a_named_face_is_searched_where_it_was_seen_and_is_no_meeting(library, e
     found = People(memory).retrieve(question)
     assert found and {ev.source for ev in found} == {"office"}
     assert meetings(store, Query("When did I last talk to Ana?")) == []  # seen is not heard: no note
+
+
+def test_the_last_talk_with_a_named_person_is_where_they_were_not_the_last_talk(tmp_path, embedder):
+    from egodesk.core.timeutil import to_ts
+    from egodesk.retrieval.timeaware import TimeAware
+
+    talks = [
+        entry("street", MORNING, 5, "transcript", "We talk about the late bus.", 0),
+        entry("office", OFFICE, 5, "transcript", "Ana and I talk about the report.", 0),
+    ]
+    store, indices = build_library(tmp_path, embedder, talks)
+    memory = Memory(store, indices, embedder, settings=Settings())
+    asked = to_ts(OFFICE) + 3600
+
+    def pinpointed() -> list[str]:
+        query = Query("When did I last talk to Tom?", asked_at=asked, k=4, cutoff=asked)
+        return [ev.source for ev in TimeAware(memory).retrieve(query) if ev.pinpointed]
+
+    assert pinpointed() == ["office"]  # no voice is Tom: the last talk is the last talk
+    hear(store, "Tom", "street")
+    assert pinpointed() == ["street"]  # Tom was heard on the street, not in the office
+    store.close()

@@ -130,6 +130,7 @@ def test_cues_lemmatise_irregular_and_regular_verbs():
     assert a.relation == "after" and "take" in a.actions or "took" in a.anchor
     assert lemma("washing") == "wash" and lemma("stopped") == "stop" and lemma("went") == "go"
     assert lemma("boxes") == "box" and lemma("uses") == "use" and lemma("berries") == "berry" and lemma("glass") == "glass"
+    assert lemma("Tom's") == "tom" and lemma("dogs'") == "dog"  # a possessive names its owner
 
 
 def test_without_asked_at_windows_are_relative_to_now():
