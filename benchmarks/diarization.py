@@ -4,10 +4,13 @@ found, and the cost as a real-time factor, per voice embedding engine.
 Ground truth is each day's script (testday/speakers.py). Each recording's audio is decoded to 16 kHz
 once (the ingest's audio stage already does this, so decoding is not counted); the timed part is what a
 diarization stage would add: speech regions (Silero VAD), window embeddings, clustering and the
-library match. Recordings are added to one `VoiceBook` newest first, the order in which the library's job
-queue runs each footage's speakers stage (`pipeline/jobs.next_job`); `--order time` adds them oldest first.
-The match is greedy and incremental, so the order matters: on the clean day a voice first heard alone
-gathers another voice like it before the footage where both speak separates them.
+library match. Recordings are diarized newest first, the order in which the library's job queue runs
+each footage's speakers stage (`pipeline/jobs.next_job`); `--order time` runs them oldest first. After
+each one the library's voices are grouped as the app groups them (`diarize.regroup`, which
+`memory.people.regroup` runs at every speakers stage): the greedy match replayed over every footage's
+clusters in the order recorded, so both orders end with the same voices. (Matched incrementally in the
+order they arrive, the clean day's wearer and Tom became one voice newest first: a voice first heard
+alone gathers another voice like it before the footage where both speak separates them.)
 
 Engines:
 - `resemblyzer`: the GE2E voice encoder of the `resemblyzer` wheel as ONNX (the model `egodesk models
@@ -115,14 +118,16 @@ def run_day(
     audio = {r.name: decode(paths[r.name]) for r in plan}
     diarizer = dz.Diarizer(encoder(engine, threads), CLUSTER_DISTANCE[engine] if distance is None else distance)
     book = dz.VoiceBook(LIBRARY_SIMILARITY[engine] if similarity is None else similarity)
-    local, library = {}, {}
+    start_of = {r.name: r.start for r in plan}
+    local, heard = {}, {}
     started = time.perf_counter()
     for recording in plan:
-        result = diarizer.diarize(audio[recording.name])
-        voice_of = book.add(recording.name, result)
+        heard[recording.name] = result = diarizer.diarize(audio[recording.name])
         local[recording.name] = [(f"c{t.label}", t.start, t.end) for t in result.turns]
-        library[recording.name] = [(f"v{voice_of[t.label]}", t.start, t.end) for t in result.turns]
+        recorded = sorted(heard, key=lambda name: start_of[name])  # the library regroups at each footage
+        book, found = dz.regroup([(name, heard[name].clusters) for name in recorded], similarity=book.similarity)
     seconds = time.perf_counter() - started
+    library = {name: [(f"v{found[name][t.label]}", t.start, t.end) for t in result.turns] for name, result in heard.items()}
     reference = {name: [(t.speaker, t.start, t.end) for t in turns] for name, turns in truth.items()}
     parts = total_der((reference[name], local[name]) for name in reference)
     identity, mapping = identity_accuracy(reference, library)

@@ -9,7 +9,7 @@ job for each footage transcribed before it, so `egodesk resume` finds who spoke 
 whether a person said a voice is theirs (`voice.wearer_said`); version 8 adds the faces seen (`faces`)
 and a pending `faces` job for each footage that has keyframes, so `egodesk resume` finds who was there;
 version 9 adds who a person said spoke a line (`line_voice`); version 10 the moments whose memories still
-show an old name (`stale_moment`)."""
+show an old name (`stale_moment`); version 11 whether a person merged or split a voice (`voice.kept`)."""
 
 from __future__ import annotations
 
@@ -99,6 +99,13 @@ def _v10_stale_moments(conn: Connection) -> None:
     Base.metadata.create_all(conn, tables=[Base.metadata.tables[StaleMoment.__tablename__]], checkfirst=True)
 
 
+def _v11_voice_kept(conn: Connection) -> None:
+    """The voice's `kept`: a person merged or split it (a new library has it from version 1)."""
+    columns = {row[1] for row in conn.execute(text("PRAGMA table_info(voice)"))}
+    if "kept" not in columns:
+        conn.execute(text("ALTER TABLE voice ADD COLUMN kept BOOLEAN NOT NULL DEFAULT 0"))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_create,
     record_tables.create_tables,
@@ -110,6 +117,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _v8_faces,
     _v9_line_voices,
     _v10_stale_moments,
+    _v11_voice_kept,
 ]
 
 

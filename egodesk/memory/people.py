@@ -13,7 +13,13 @@ What is stored (migration 6):
 
 A footage's clusters join the library's voices by the `VoiceBook` rule (the closest voice at cosine
 similarity >= LIBRARY_SIMILARITY, one cluster per voice per footage), built from the stored centroids,
-so a later import matches the voices of earlier footage. After each change the wearer is recomputed:
+so a later import matches the voices of earlier footage. That match is greedy, so its result depends on
+the order footage arrive (the job queue runs them newest first: a voice first heard alone gathers another
+voice like it before the footage where both speak keeps them apart), so each footage's speakers stage ends
+by regrouping the library (`regroup`): the match replayed over every stored cluster in the order the
+footage were recorded (`diarize.regroup`), the same whatever order they came in. A person's word wins: the
+voices a person named, claimed, merged or split (`Voice.kept`), or said spoke a line, keep their clusters
+(others may still join them). After each change the wearer is recomputed:
 the voice a person said is theirs (`claim`), else the library's guess (the voice heard in the most
 footage, the loudest on a tie).
 
@@ -46,13 +52,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import case, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from egodesk.memory.corrections import SPEECH, same_line
 from egodesk.memory.schema import Footage, LineVoice, SpeechTurn, TranscriptSegment, Voice, VoiceAppearance
-from egodesk.perception.diarize import LIBRARY_SIMILARITY, Diarization, VoiceBook
+from egodesk.perception.diarize import LIBRARY_SIMILARITY, Diarization, VoiceBook, VoiceCluster
 from egodesk.perception.diarize import Voice as BookVoice
+from egodesk.perception.diarize import regroup as regroup_voices
 
 ME = "me"
 NAME_MAX_CHARS = 80  # the width of a transcript line's speaker column
@@ -99,11 +106,13 @@ def _normalise(vector: np.ndarray) -> np.ndarray:
     return vector / max(float(np.linalg.norm(vector)), 1e-8)
 
 
-def _book(session: Session, similarity: float = LIBRARY_SIMILARITY) -> tuple[VoiceBook, list[int]]:
-    """The stored voices as a VoiceBook (its voice ids are positions in the returned list of row ids)."""
-    voices = session.scalars(select(Voice).order_by(Voice.id)).all()
+def _book(session: Session, similarity: float = LIBRARY_SIMILARITY, only: set[int] | None = None) -> tuple[VoiceBook, list[int]]:
+    """The stored voices (those in `only`, when given) as a VoiceBook (its voice ids are positions in the
+    returned list of row ids)."""
+    voices = [v for v in session.scalars(select(Voice).order_by(Voice.id)) if only is None or v.id in only]
+    query = select(VoiceAppearance).order_by(VoiceAppearance.footage_id)  # sums in one order
     appearances: dict[int, list[VoiceAppearance]] = defaultdict(list)
-    for row in session.scalars(select(VoiceAppearance).order_by(VoiceAppearance.footage_id)):  # sums in one order
+    for row in session.scalars(query if only is None else query.where(VoiceAppearance.voice_id.in_(only))):
         appearances[row.voice_id].append(row)
     book = VoiceBook(similarity)
     for position, voice in enumerate(voices):
@@ -119,6 +128,97 @@ def _book(session: Session, similarity: float = LIBRARY_SIMILARITY) -> tuple[Voi
             )
         )
     return book, [v.id for v in voices]
+
+
+def _kept(session: Session) -> set[int]:
+    """The voices a person decided: named, claimed, merged or split, or said to have spoken a line."""
+    said = select(LineVoice.voice_id).where(LineVoice.voice_id.is_not(None))
+    decided = Voice.name.is_not(None) | Voice.wearer_said | Voice.kept | Voice.id.in_(said)
+    return set(session.scalars(select(Voice.id).where(decided)))
+
+
+def regroup(session: Session, similarity: float = LIBRARY_SIMILARITY) -> set[int]:
+    """Bring the library's grouping of voices back to the rule (`diarize.regroup`: the match replayed over
+    every footage's clusters in the order they were recorded), so it does not depend on the order the
+    footage's speakers stages ran. The voices a person decided (`_kept`) keep their appearances; the others'
+    appearances are grouped again, and may join a kept voice. A group keeps the id of the old voice it
+    holds the most speech of; turns, lines, prints and the wearer follow. Returns the footage whose voices
+    changed (their lines attached again; the caller's `relabel` says which labels changed)."""
+    kept = _kept(session)
+    book, kept_ids = _book(session, similarity, only=kept)
+    rows = session.execute(
+        select(VoiceAppearance.id, VoiceAppearance.voice_id, VoiceAppearance.footage_id, VoiceAppearance.centroid)
+        .add_columns(VoiceAppearance.seconds, VoiceAppearance.level_db)
+        .join(Footage, Footage.id == VoiceAppearance.footage_id)
+        .where(VoiceAppearance.voice_id.not_in(kept))
+        .order_by(Footage.start_ts, Footage.id, VoiceAppearance.id)
+    ).all()
+    replay: dict[str, list[VoiceCluster]] = {}
+    for row in rows:
+        cluster = VoiceCluster(row.id, _vector(row.centroid), row.seconds, row.level_db)
+        replay.setdefault(str(row.footage_id), []).append(cluster)
+    _, found = regroup_voices(list(replay.items()), book.voices, similarity)
+    group_of = {appearance: group for per in found.values() for appearance, group in per.items()}
+    target = _stable_ids(session, rows, group_of, kept_ids)
+    moved = [row for row in rows if target[row.id] != row.voice_id]
+    if not moved:
+        return set()
+    _move(session, moved, target)
+    changed = {row.footage_id for row in moved}
+    _refresh(session, {row.voice_id for row in moved} | {target[row.id] for row in moved})
+    for footage_id in sorted(changed):
+        attach_lines(session, footage_id)
+    return changed
+
+
+def _stable_ids(session: Session, rows, group_of: dict[int, int], kept_ids: list[int]) -> dict[int, int]:
+    """Appearance id -> the voice row it belongs to: a kept voice's, else the old voice whose speech the
+    group holds most of (each old voice to one group, the largest shares first), else a new voice."""
+    share: dict[tuple[int, int], float] = defaultdict(float)
+    for row in rows:
+        if group_of[row.id] >= len(kept_ids):
+            share[(group_of[row.id], row.voice_id)] += row.seconds
+    voice_of = dict(enumerate(kept_ids))
+    taken: set[int] = set()
+    for (group, voice_id), _ in sorted(share.items(), key=lambda item: (-item[1], item[0])):
+        if group not in voice_of and voice_id not in taken:
+            voice_of[group] = voice_id
+            taken.add(voice_id)
+    first = {group_of[row.id]: row for row in reversed(rows)}
+    for group in sorted(set(group_of.values()) - set(voice_of)):
+        voice = Voice(centroid=first[group].centroid, seconds=0.0, count=0)
+        session.add(voice)
+        session.flush()
+        voice_of[group] = voice.id
+    return {appearance: voice_of[group] for appearance, group in group_of.items()}
+
+
+def _move(session: Session, moved, target: dict[int, int]) -> None:
+    """Give the `moved` appearances (rows: id, voice_id, footage_id, centroid, seconds, level_db) and their
+    footage's turns their `target` voices. The appearances are written anew (two voices of one footage may
+    swap, which row by row would break the one-appearance-per-voice-per-footage rule for a moment); the
+    turns by one statement per footage, each old voice to its new one."""
+    session.execute(delete(VoiceAppearance).where(VoiceAppearance.id.in_([row.id for row in moved])))
+    session.flush()
+    by_footage: dict[int, dict[int, int]] = defaultdict(dict)
+    for row in moved:
+        by_footage[row.footage_id][row.voice_id] = target[row.id]
+        session.add(
+            VoiceAppearance(
+                voice_id=target[row.id],
+                footage_id=row.footage_id,
+                centroid=row.centroid,
+                seconds=row.seconds,
+                level_db=row.level_db,
+            )
+        )
+    for footage_id, mapping in by_footage.items():
+        session.execute(
+            update(SpeechTurn)
+            .where(SpeechTurn.footage_id == footage_id, SpeechTurn.voice_id.in_(list(mapping)))
+            .values(voice_id=case(mapping, value=SpeechTurn.voice_id))
+        )
+    session.flush()
 
 
 def _refresh(session: Session, voice_ids: set[int]) -> None:
@@ -159,7 +259,8 @@ def _set_wearer(session: Session) -> None:
 
 def store_footage(session: Session, footage_id: int, diarization: Diarization, similarity: float = LIBRARY_SIMILARITY) -> int:
     """Replace a footage's turns and appearances with `diarization`'s (times in seconds into the file),
-    matching its clusters to the library's voices; recompute the wearer and attach the footage's lines.
+    matching its clusters to the library's voices, then regroup the library (`regroup`: other footage's
+    voices may change, their lines with them); recompute the wearer and attach the footage's lines.
     Returns the number of turns stored."""
     origin = session.get_one(Footage, footage_id).start_ts
     before = set(session.scalars(select(VoiceAppearance.voice_id).where(VoiceAppearance.footage_id == footage_id)))
@@ -200,8 +301,9 @@ def store_footage(session: Session, footage_id: int, diarization: Diarization, s
     )
     session.flush()
     _refresh(session, set(voice_of.values()))
-    _set_wearer(session)
     attach_lines(session, footage_id)
+    regroup(session, similarity)
+    _set_wearer(session)
     return len(diarization.turns)
 
 
@@ -439,7 +541,7 @@ def merge(session: Session, into: int, other: int) -> Spans:
     session.execute(update(TranscriptSegment).where(TranscriptSegment.voice_id == other).values(voice_id=into))
     session.execute(update(LineVoice).where(LineVoice.voice_id == other).values(voice_id=into))  # the person's word follows
     session.execute(delete(Voice).where(Voice.id == other))
-    keep.name, keep.wearer_said = name, said
+    keep.name, keep.wearer_said, keep.kept = name, said, True
     session.flush()
     _refresh(session, {into})
     _set_wearer(session)
@@ -460,8 +562,9 @@ def split(session: Session, voice_id: int, footage_id: int) -> tuple[int, Spans]
         raise PeopleError(f"{who} is not heard in footage {footage_id}")
     if session.scalar(select(func.count()).where(VoiceAppearance.voice_id == voice_id)) == 1:
         raise PeopleError(f"{who} is heard in footage {footage_id} alone: there is nothing to split it from")
-    new = Voice(centroid=appearance.centroid, seconds=appearance.seconds, count=1)
+    new = Voice(centroid=appearance.centroid, seconds=appearance.seconds, count=1, kept=True)
     session.add(new)
+    _voice(session, voice_id).kept = True  # the person's split stays: `regroup` would join them again
     session.flush()
     appearance.voice_id = new.id
     session.execute(

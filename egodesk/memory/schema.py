@@ -246,6 +246,8 @@ class Voice(Base):
     wearer: Mapped[bool] = mapped_column(Boolean, default=False)
     # A person said this voice is theirs ("This is me"); until then `wearer` is only the library's guess.
     wearer_said: Mapped[bool] = mapped_column(Boolean, default=False)
+    # A person merged or split this voice: the library's regrouping (`people.regroup`) leaves it as they made it.
+    kept: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
 
 
 class VoiceAppearance(Base):

@@ -5,8 +5,10 @@ The stage runs after `asr`: it diarizes the footage's soundtrack (the WAV the au
 which it deletes once done; extracted again for a footage transcribed before this stage existed) with
 the voice encoder of the manifest (`perception.diarize`), stores the turns and matches the clusters
 to the library's voices (`memory.people.store_footage`), in one transaction with its job's "done"
-mark. A rerun replaces that footage's turns and appearances. A footage without sound or speech is
-done with no turns.
+mark. A rerun replaces that footage's turns and appearances. Each run ends by regrouping the library's
+voices (`people.regroup`), so they do not depend on the order the footage were indexed; the lines of
+other footage whose voices changed are brought up to date with this one's. A footage without sound or
+speech is done with no turns.
 
 What shows a line's speaker: the line itself (`speaker`, read by exports and the window), the clip's
 caption (it quotes what was said there), and the parent-child memory built from both. When labels
