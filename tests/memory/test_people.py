@@ -300,17 +300,25 @@ def test_migration_6_adds_the_tables_and_a_speakers_job_for_transcribed_footage(
     engine.dispose()
 
 
-def test_migration_7_adds_whether_a_person_said_a_voice_is_theirs(tmp_path):
-    """A version-6 library's voices gain `wearer_said`, false: what was found stays a guess."""
-    engine = create_engine(f"sqlite:///{tmp_path / 'v6.sqlite'}")
+@pytest.mark.parametrize(
+    "version, column, earlier",
+    [(6, "wearer_said", ""), (10, "kept", ", wearer_said")],
+    ids=["7: a person said a voice is theirs", "11: a person merged or split a voice"],
+)
+def test_migrations_7_and_11_add_a_persons_word_about_a_voice_as_false(tmp_path, version, column, earlier):
+    """A library's voices gain the column, false: what the library found stays its guess (7: the wearer is
+    not claimed; 11: what it grouped may be regrouped)."""
+    engine = create_engine(f"sqlite:///{tmp_path / f'v{version}.sqlite'}")
     with engine.begin() as conn:
         MIGRATIONS[0](conn)
-        conn.execute(text("ALTER TABLE voice DROP COLUMN wearer_said"))  # as version 6 made it
-        conn.execute(text("PRAGMA user_version=6"))
-        conn.execute(text("INSERT INTO voice (id, name, centroid, seconds, count, wearer) VALUES (1, NULL, x'00', 3.0, 1, 1)"))
+        for dropped in ("kept", "wearer_said")[: 2 if column == "wearer_said" else 1]:
+            conn.execute(text(f"ALTER TABLE voice DROP COLUMN {dropped}"))  # as version `version` made it
+        conn.execute(text(f"PRAGMA user_version={version}"))
+        values = "1, NULL, x'00', 3.0, 1, 1" + (", 0" if earlier else "")
+        conn.execute(text(f"INSERT INTO voice (id, name, centroid, seconds, count, wearer{earlier}) VALUES ({values})"))
     assert migrate(engine) == len(MIGRATIONS)
     with engine.connect() as conn:
-        assert conn.execute(text("SELECT wearer, wearer_said FROM voice")).all() == [(1, 0)]
+        assert conn.execute(text(f"SELECT wearer, {column} FROM voice")).all() == [(1, 0)]
     engine.dispose()
 
 

@@ -102,25 +102,3 @@ def test_a_split_a_person_made_is_not_joined_again(store):
     _store(store, "both", ids)
     who = _who(store)
     assert (who["two"] & {voice, new}, who["one"] & {voice, new}) == ({voice}, {new})
-
-
-def test_migration_11_adds_whether_a_person_merged_or_split_a_voice(tmp_path):
-    """A version-10 library's voices gain `kept`, false: what the library grouped may be regrouped."""
-    from sqlalchemy import create_engine, text
-
-    from egodesk.memory.migrations import MIGRATIONS, migrate
-
-    engine = create_engine(f"sqlite:///{tmp_path / 'v10.sqlite'}")
-    with engine.begin() as conn:
-        MIGRATIONS[0](conn)
-        conn.execute(text("ALTER TABLE voice DROP COLUMN kept"))  # as version 10 made it
-        conn.execute(text("PRAGMA user_version=10"))
-        conn.execute(
-            text(
-                "INSERT INTO voice (id, name, centroid, seconds, count, wearer, wearer_said) VALUES (1, NULL, x'00', 3.0, 1, 1, 0)"
-            )
-        )
-    assert migrate(engine) == len(MIGRATIONS) == 11
-    with engine.connect() as conn:
-        assert conn.execute(text("SELECT kept FROM voice")).all() == [(0,)]
-    engine.dispose()
