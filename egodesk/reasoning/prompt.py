@@ -287,8 +287,7 @@ HEARD_TIMES = 6  # the latest times a person was heard that a note lists; the co
 def _heard_note(heard: Sequence[tuple[str, Sequence[float]]]) -> str:
     """When each person the question names was heard, by their named voice: one time per footage
     (`retrieval.people.meetings`). How many times and when last are read from it rather than counted by
-    the model across lines, some of which its name never reaches; the note says so, since told only "heard
-    4 times" beside two lines with Maria's name, the model counted the lines."""
+    the model across lines, some of which its name never reaches."""
     out = []
     for name, starts in heard:
         if not starts:
@@ -296,7 +295,7 @@ def _heard_note(heard: Sequence[tuple[str, Sequence[float]]]) -> str:
             continue
         times = ", ".join(f"{day_label(from_ts(t))} {from_ts(t):%H:%M}" for t in starts[-HEARD_TIMES:])
         count = f"{len(starts)} time" + ("s" if len(starts) != 1 else "")
-        out.append(f"\nNote: {name}'s voice was heard {count} in all, more than the lines above show: {times}.")
+        out.append(f"\nNote: {name}'s voice was heard {count}: {times}.")
     return "".join(out)
 
 

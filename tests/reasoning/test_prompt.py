@@ -200,10 +200,7 @@ def test_a_note_says_when_a_named_person_was_heard():
         "How many times did I talk to Tom?", EVIDENCE, None, None, 1000, words, heard=[("Tom", (monday, tuesday))]
     )
     user = user.messages[1]["content"]
-    assert user.endswith(
-        "Note: Tom's voice was heard 2 times in all, more than the lines above show: "
-        "Mon 30 November 2026 08:30, Tue 1 December 2026 09:20."
-    )
+    assert user.endswith("Note: Tom's voice was heard 2 times: Mon 30 November 2026 08:30, Tue 1 December 2026 09:20.")
     quiet = build_prompt("Did I talk to Sara?", EVIDENCE, None, None, 1000, words, heard=[("Sara", ())])
     assert quiet.messages[1]["content"].endswith("Note: Sara's voice was not heard then.")
     plain = build_prompt("What did I do?", EVIDENCE, None, None, 1000, words).messages[1]["content"]
