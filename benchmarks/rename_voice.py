@@ -17,14 +17,12 @@ through `Library` as the People panel does, each followed by the refresh of the 
 from __future__ import annotations
 
 import argparse
-import shutil
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 from common import Report, add_output_args
-from search_latency import scale_library
+from search_latency import scale_library, scratch_copy
 from sqlalchemy import func, select, update
 
 from egodesk.memory.schema import Footage, StaleMoment, TranscriptSegment, Voice, VoiceAppearance
@@ -78,9 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     source = scale_library(args.hours)
     report = Report("naming a voice")
     with tempfile.TemporaryDirectory(prefix="egodesk-rename-") as scratch:
-        shutil.copy2(source / "library.sqlite", Path(scratch) / "library.sqlite")
-        shutil.copytree(source / "indices", Path(scratch) / "indices")
-        library = Library(scratch)
+        library = Library(scratch_copy(source, scratch, indices=True))
         voice_id, lines = add_partner(library, args.share)
         print(f"{args.hours:g} h library, one voice saying {lines} lines")
 

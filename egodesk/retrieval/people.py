@@ -69,6 +69,11 @@ def named_people(store: Store) -> dict[str, HeardPerson]:
     return people
 
 
+def footage_of(people: list[HeardPerson]) -> set[int]:
+    """The footage where any of `people` was heard or seen."""
+    return set().union(*(p.footage for p in people))
+
+
 def people_asked_about(store: Store, query: Query) -> list[HeardPerson]:
     """The named people (voices, faces) the question names, in the question's order."""
     names = query.analysis.people
@@ -122,7 +127,7 @@ class People(Strategy):
         people = people_asked_about(self.memory.store, query)
         if not people:
             return []
-        heard = set().union(*(p.footage for p in people))
+        heard = footage_of(people)
         asked_in = self.memory.catalog().footage_ids(query.sources)
         if asked_in is not None:
             heard &= asked_in

@@ -31,7 +31,7 @@ from egodesk.core.types import Evidence
 from egodesk.core.words import MIN_COVERAGE, cue_coverage, cue_words
 from egodesk.retrieval.base import Memory, Query, Strategy
 from egodesk.retrieval.catalog import PARENT_KINDS, Catalog
-from egodesk.retrieval.people import HeardPerson, people_asked_about
+from egodesk.retrieval.people import HeardPerson, footage_of, people_asked_about
 from egodesk.retrieval.question import QuestionAnalysis
 
 ATOMIC_VIEWS = ("action", "utterance", "activity", "conversation")
@@ -83,7 +83,7 @@ class TimeAware(Strategy):
         if rounds >= 2:  # round 2: the drafted query (the event itself), and where the people named were
             pool |= self._search(drafted, scope, searched)
             if people:
-                pool |= self._search(drafted, scope & catalog.mask(footage=set().union(*(p.footage for p in people))), searched)
+                pool |= self._search(drafted, scope & catalog.mask(footage=footage_of(people)), searched)
         if rounds >= 3 and qa.order and pool:
             # Round 3: a window drafted from the pool: after the latest occurrence found so far ("last
             # time"), before the earliest ("first time"), where a newer/older one may still hide.
@@ -196,7 +196,7 @@ class TimeAware(Strategy):
 def with_people(catalog: Catalog, rows: np.ndarray, people: list[HeardPerson]) -> np.ndarray:
     """Which rows the named people were at: in footage where they were heard or seen, or naming them
     (a voice missed by diarization still leaves its name in the lines)."""
-    footage = np.fromiter(set().union(*(p.footage for p in people)), dtype=np.int64)
+    footage = np.fromiter(footage_of(people), dtype=np.int64)
     names = re.compile(r"\b(?:" + "|".join(re.escape(p.name) for p in people) + r")\b", re.I)
     return np.isin(catalog.footage[rows], footage) | np.array([bool(names.search(catalog.text[r])) for r in rows], dtype=bool)
 
