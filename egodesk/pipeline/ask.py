@@ -229,10 +229,13 @@ def without_model(memory: Memory, found: Retrieval) -> Answer | None:
 
 def prompt_inputs(memory: Memory, found: Retrieval) -> tuple[list[Evidence], list[tuple[str, tuple[float, ...]]]]:
     """What the answer prompt is built from besides the question: the evidence with the facts its units
-    lost (`reasoning.facts`, the named people's lines among them), and when each named person the
-    question names was heard (`retrieval.people.meetings`)."""
-    noted = [(m.name, m.starts) for m in meetings(memory.store, found.query)]
-    return attach_facts(memory.catalog(), found.evidence, [name for name, _ in noted]), noted
+    lost (`reasoning.facts`, the named people's lines among them), and, unless the question asks what was
+    said or done (`asks_content`), when each named person the question names was heard
+    (`retrieval.people.meetings`). Beside "What did Priya say about the rocket?" the times she was heard
+    led the model to answer with one of her lines "on both occasions"."""
+    met = meetings(memory.store, found.query)
+    noted = [] if found.query.analysis.asks_content else [(m.name, m.starts) for m in met]
+    return attach_facts(memory.catalog(), found.evidence, [m.name for m in met]), noted
 
 
 def empty_window(memory: Memory, query: Query) -> TimeWindow | None:

@@ -35,6 +35,9 @@ class QuestionAnalysis:
     habit: bool = False  # "usually", "how often": evidence spread over time, not one moment
     recency: bool = False  # "recently", "lately"
     asks_when: bool = False
+    # "What did Tom say about the bus?", "Who told me ...?": what was said, done or seen, not whether,
+    # when or how often something happened ("Did I meet Tom?", "How many times did I talk to Sam?").
+    asks_content: bool = False
     # "When is the appointment?", "What time does the train leave?": a time someone said or wrote, not
     # the time of a recorded moment ("When did I see a cat?"); the answer is what was said or written.
     asks_stated_time: bool = False
@@ -53,6 +56,7 @@ class QuestionAnalysis:
         return bool(self.order or self.relation or self.habit or self.recency or self.window)
 
 
+_CONTENT = re.compile(r"\s*(?:what|which|who|whom|whose|why|where|how(?!\s+(?:many|often)\b))\b")
 _ORDER_LAST = re.compile(
     r"\b(?:did|do|have|has|had|was|were)\s+\w+\s+last\b(?!\s+(?:week|month|year|night|weekend))"
     r"|\b(?:the\s+)?(?:last|latest|most\s+recent(?:ly)?|final)\s+(?:time|occasion|thing|one)\b"
@@ -132,6 +136,7 @@ def analyze(question: str, asked_at: float | None = None, days: Sequence[tuple[f
     elif f.search(_ORDER_FIRST):
         out.order = "first"
     out.habit = bool(f.search(_HABIT))
+    out.asks_content = bool(_CONTENT.match(f.text)) and not out.asks_when
     out.recency = bool(f.search(_RECENCY))
     out.asks_stated_time = bool(_STATED_TIME.match(f.text)) and not (out.order or out.habit)
     relation = None

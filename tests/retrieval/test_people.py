@@ -79,6 +79,27 @@ def test_when_a_named_person_was_heard_is_one_time_per_footage_inside_the_window
     assert meetings(store, Query("How many times did I talk to Tom?", cutoff=to_ts(MORNING))) == [meetings(store, asked)[0]]
 
 
+@pytest.mark.parametrize(
+    ("question", "noted"),
+    [
+        ("How many times did I talk to Tom?", True),
+        ("When did I last talk to Tom?", True),
+        ("Did I talk to Tom today?", True),
+        ("What did Tom say about the bus?", False),  # what he said, not when: the times only distract
+        ("Who did Tom say was late?", False),
+    ],
+)
+def test_when_a_named_person_was_heard_is_noted_unless_the_question_asks_what_was_said(library, embedder, question, noted):
+    from egodesk.pipeline.ask import Retrieval, prompt_inputs
+
+    store, indices = library
+    if "tom" not in named_voices(store):
+        hear(store, "Tom", "street")
+    memory = Memory(store, indices, embedder, settings=Settings())
+    _, heard = prompt_inputs(memory, Retrieval(None, Query(question), [], 0.0))  # type: ignore[arg-type]
+    assert [name for name, _ in heard] == (["Tom"] if noted else [])
+
+
 def see(store, name: str, title: str) -> None:
     """A face called `name` seen once in the footage called `title` (its print: any 128 floats)."""
     from egodesk.memory.schema import Clip, Face, FaceSighting
