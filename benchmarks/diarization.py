@@ -22,7 +22,7 @@ DER is scored per recording with a 0.25 s collar, overlaps included (egodesk/eva
 Identity accuracy maps library voices to people once for the whole day. `--sweep` prints the DER over
 clustering thresholds (the defaults were calibrated on the clean day; the real day judges them).
 
-Lines, as the library labels them (`memory.people.attach_lines`: a line gets the voice its turns overlap
+Lines, as the library labels them (`memory.line_voices.attach_lines`: a line gets the voice its turns overlap
 longest): the share of the script's lines whose voice maps to the person who said it, and how far the
 "me" label can be trusted (precision and recall of the wearer's lines), since that label is written into
 the memories the answers read.

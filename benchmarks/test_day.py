@@ -16,7 +16,8 @@ dark, blurred or half in view: testday/real_day.py). Report every figure for bot
    3 / 5 evidence chips (chips@3, chips@5), whether a cited unit is that moment (cite_ok), abstention
    recall / precision on the unanswerable questions, and the whole ask's latency p50 / p95.
    Before asking, prints the speech recogniser's word error rate against the day's script, per voice
-   and per noise level (testday/hearing.py), and how many questions' key words it did not hear.
+   and per noise level (testday/hearing.py), and how many questions' key words it did not hear; with
+   --named, how many recognised words carry the label of the person who said them (testday/speakers.py).
 4. Runs every question through each retrieval strategy alone (egodesk.eval.runner.run_questions, as
    `egodesk eval` and benchmarks/strategy_table.py do): Hit@1 / Hit@5 overall and Hit@5 per category.
 """
@@ -38,6 +39,7 @@ from testday.make_day import DAY, default_out, files_digest, make_day, plan_of, 
 from testday.naming import name_voices
 from testday.questions import QUESTIONS, DayQuestion, interleaved, load_questions
 from testday.real_day import QUESTIONS as REAL_QUESTIONS
+from testday.speakers import words_with_their_speaker
 
 from egodesk.core.settings import Settings
 from egodesk.core.stages import LLM_STAGES
@@ -301,6 +303,17 @@ def transcript_words(library: Library) -> list[hearing.HeardWord]:
     return [hearing.HeardWord(str(w[0]), float(w[1]), float(w[2]), float(w[3])) for words in rows for w in words or ()]
 
 
+def speaker_report(library: Library, plan, log=print) -> dict:
+    """How many recognised words carry the label of the person the script says said them (after naming:
+    before it, no voice has a name)."""
+    with library.memory.store.session() as s:
+        rows = s.execute(select(TranscriptSegment.speaker, TranscriptSegment.words)).all()
+    words = [(speaker, float(w[1]), float(w[2])) for speaker, heard in rows for w in heard or ()]
+    right, total = words_with_their_speaker(script(plan), words)
+    log(f"words labelled with the person who said them: {right} of {total} ({right / max(1, total):.1%})")
+    return {"words": total, "right": right, "share": round(right / max(1, total), 4)}
+
+
 def hearing_report(library: Library, plan, questions: list[DayQuestion], log=print) -> tuple[dict, dict[str, list[str]]]:
     """The word error rate against the plan's script (per voice, per noise level) and each question's
     unheard key words; logs the table and the count."""
@@ -389,6 +402,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         report["hearing"], report["unheard"] = hearing_report(library, plan, questions, log=say)
+        if args.named:
+            report["speakers"] = speaker_report(library, plan, log=say)
         unheard = report["unheard"]
         say("\nretrieval alone, k=12: Hit@1, Hit@5 and Hit@5 per category")
         report["retrieval"] = retrieval_runs(library, questions, args.strategies.split(","), log=say)

@@ -55,3 +55,19 @@ def speakers_of(turns: dict[str, list[Turn]]) -> list[str]:
         for turn in recording:
             total[turn.speaker] = total.get(turn.speaker, 0.0) + turn.seconds
     return sorted(total, key=lambda s: (s != WEARER, -total[s], s))
+
+
+def words_with_their_speaker(lines: Iterable[Line], words: Iterable[tuple[str, float, float]]) -> tuple[int, int]:
+    """Of the recognised words (each its line's label in the library and its wall-clock span) whose middle
+    falls in a scripted line, how many carry that line's speaker as their label ("me" for the wearer),
+    and how many there are: who said what, as the answers read it, word by word. Where two scripted lines
+    overlap, either speaker counts."""
+    spans = sorted((line.start, line.end, "me" if line.voice == WEARER else line.voice) for line in lines)
+    right = total = 0
+    for label, start, end in words:
+        middle = (start + end) / 2
+        said_by = {speaker for a, b, speaker in spans if a <= middle <= b}
+        if said_by:
+            total += 1
+            right += label in said_by
+    return right, total

@@ -29,9 +29,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from egodesk.core.settings import Settings
+from egodesk.memory.clipspans import clip_holding
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.schema import Caption, Clip, Note, TranscriptSegment, Unit
-from egodesk.memory.speech import clip_holding, segment_clip, transcript_line
+from egodesk.memory.speech import segment_clip, transcript_line
 from egodesk.memory.store import Store
 from egodesk.memory.unitsync import sync_units
 

@@ -6,7 +6,8 @@ What is stored (migration 6):
 - `voice_appearance`: the voice's cluster centroid in one footage, so the voice's centroid is always
   the speech-weighted mean of its appearances (a rerun of one footage or a merge recomputes it exactly);
 - `speech_turn`: who spoke when (footage, start, end, voice);
-- `transcript_segment.voice_id`: the voice heard longest during the line, and its `speaker` the label
+- `transcript_segment.voice_id`: the voice heard longest during the line (a line that holds two voices
+  is cut in two first: `memory.line_voices`), and its `speaker` the label
   that voice shows in memory text: "me" for the voice a person said is theirs, the name a person gave
   it, or nothing (an unnamed voice is only "Voice N" in lists: a made-up label in a memory would read
   like a name).
@@ -38,7 +39,7 @@ Splitting undoes a wrong match across footage: what a voice was heard as in one 
 of its own (`split`). A footage's cluster is not split further: its turns keep no embeddings. One line
 given to the wrong voice is the person's to say (`set_line_voice`): their word is kept in its own table
 (`schema.LineVoice`, migration 9), keyed by the line's span as a correction is, and put back over what the
-turns say whenever the lines are attached again (`attach_lines`: a rerun of the ASR or of the speakers
+turns say whenever the lines are attached again (`line_voices.attach_lines`: a rerun of the ASR or of the speakers
 stage, `egodesk resume`, a re-import), followed by a merge, and kept through a split and a rename.
 
 Forgetting a voice deletes its print (the voice row and its appearances) and its name; its turns and
@@ -56,6 +57,7 @@ from sqlalchemy import case, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from egodesk.memory.corrections import SPEECH, same_line
+from egodesk.memory.line_voices import attach_lines, keep_said, say
 from egodesk.memory.schema import Footage, LineVoice, SpeechTurn, TranscriptSegment, Voice, VoiceAppearance
 from egodesk.perception.diarize import LIBRARY_SIMILARITY, Diarization, VoiceBook, VoiceCluster
 from egodesk.perception.diarize import Voice as BookVoice
@@ -326,58 +328,6 @@ def footage_forgotten(session: Session, footage_id: int, voice_ids: set[int], wi
     relabel(session)
 
 
-def attach_lines(session: Session, footage_id: int) -> None:
-    """Give each of the footage's transcript lines the voice its turns overlap longest (none where no
-    turn does). Lines that came with a speaker of their own (imported) are left alone; a line a person
-    said who spoke gets their word back (`_keep_said`); labels follow in `relabel`."""
-    turns = session.execute(
-        select(SpeechTurn.start_ts, SpeechTurn.end_ts, SpeechTurn.voice_id).where(
-            SpeechTurn.footage_id == footage_id, SpeechTurn.voice_id.is_not(None)
-        )
-    ).all()
-    lines = session.scalars(
-        select(TranscriptSegment).where(
-            TranscriptSegment.footage_id == footage_id,
-            (TranscriptSegment.voice_id.is_not(None)) | (TranscriptSegment.speaker == ""),
-        )
-    ).all()
-    for line in lines:
-        heard: dict[int, float] = defaultdict(float)
-        for start, end, voice_id in turns:
-            overlap = min(end, line.end_ts) - max(start, line.start_ts)
-            if overlap > 0 and voice_id is not None:
-                heard[voice_id] += overlap
-        best = max(heard, key=lambda v: heard[v]) if heard else None
-        if line.voice_id != best:
-            line.voice_id = best
-            if best is None:
-                line.speaker = ""
-    _keep_said(session, footage_id)
-    session.flush()
-
-
-def _say(line: TranscriptSegment, voice_id: int | None) -> None:
-    """Give `line` the voice a person said; with none its label goes too ("someone else" names nobody)."""
-    line.voice_id = voice_id
-    if voice_id is None:
-        line.speaker = ""
-
-
-def _keep_said(session: Session, footage_id: int) -> None:
-    """Put the person's word on who said each line back over the footage's lines: each to the line that
-    overlaps its span most, when they share at least half the shorter (`corrections.same_line`: a rerun
-    of the ASR may cut the lines a little differently). A word whose line is gone waits for it."""
-    said = session.scalars(select(LineVoice).where(LineVoice.footage_id == footage_id).order_by(LineVoice.id)).all()
-    if not said:
-        return
-    lines = session.scalars(select(TranscriptSegment).where(TranscriptSegment.footage_id == footage_id)).all()
-    for row in said:
-        span = (row.start_ts, row.end_ts)
-        best = max(lines, key=lambda line: same_line(SPEECH, span, (line.start_ts, line.end_ts)), default=None)
-        if best is not None and same_line(SPEECH, span, (best.start_ts, best.end_ts)) > 0:
-            _say(best, row.voice_id)
-
-
 def set_line_voice(session: Session, segment_id: int, voice_id: int | None) -> tuple[SaidLine, Spans]:
     """A person says who said transcript line `segment_id`: voice `voice_id`, or None for "someone else"
     (someone the library does not know). Their word is kept (`LineVoice`) and outranks the turns from
@@ -398,7 +348,7 @@ def set_line_voice(session: Session, segment_id: int, voice_id: int | None) -> t
         if same_line(SPEECH, (row.start_ts, row.end_ts), span) > 0:
             session.delete(row)  # the latest word on a line is the one kept
     session.add(LineVoice(footage_id=line.footage_id, start_ts=span[0], end_ts=span[1], voice_id=voice_id))
-    _say(line, voice_id)
+    say(line, voice_id)
     session.flush()
     changed = relabel(session)
     session.refresh(line)
@@ -575,7 +525,7 @@ def split(session: Session, voice_id: int, footage_id: int) -> tuple[int, Spans]
         .where(TranscriptSegment.voice_id == voice_id, TranscriptSegment.footage_id == footage_id)
         .values(voice_id=new.id)
     )
-    _keep_said(session, footage_id)
+    keep_said(session, footage_id)
     session.flush()
     _refresh(session, {voice_id, new.id})
     _set_wearer(session)

@@ -110,7 +110,7 @@ class TranscriptSegment(Base):
     language: Mapped[str] = mapped_column(String(16), default="")
     words: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)  # [[word, start_ts, end_ts, prob], ...]
     speaker: Mapped[str] = mapped_column(String(80), default="")
-    # The voice heard most during the line (`people.attach_lines`); `speaker` then holds its label ("me", a
+    # The voice heard most during the line (`line_voices.attach_lines`); `speaker` then holds its label ("me", a
     # name, or "" for an unnamed voice), rewritten when voices are renamed, merged or forgotten.
     voice_id: Mapped[int | None] = mapped_column(ForeignKey("voice.id", ondelete="SET NULL"), index=True, nullable=True)
 
@@ -283,7 +283,7 @@ class SpeechTurn(Base):
 class LineVoice(Base):
     """A person's word on who said one transcript line (`people.set_line_voice`): the voice, or none
     ("someone else": the line names nobody). Keyed by its footage and the line's span, not by the row, as a
-    correction is: the ASR run again deletes and rewrites the lines, and `people.attach_lines` puts the
+    correction is: the ASR run again deletes and rewrites the lines, and `line_voices.attach_lines` puts the
     person's word back over what the turns say. Forgetting the voice leaves the row with no voice, so the
     line stays unnamed speech."""
 

@@ -9,53 +9,37 @@ builders. A segment without word timings (imported subtitles) stays whole with t
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from egodesk.memory.clipspans import Span, clip_holding
 from egodesk.memory.corrections import SPEECH, apply_corrections
-from egodesk.memory.people import attach_lines, relabel
+from egodesk.memory.line_voices import attach_lines
+from egodesk.memory.people import relabel
 from egodesk.memory.schema import TranscriptSegment
 
 
-class _Span(Protocol):
-    @property
-    def id(self) -> int: ...
-    @property
-    def start_ts(self) -> float: ...
-    @property
-    def end_ts(self) -> float: ...
-
-
-SpanT = TypeVar("SpanT", bound=_Span)
-
-
-def clip_holding(clips: Sequence[SpanT], ts: float) -> SpanT | None:
-    """The clip whose span holds `ts` (clips in time order); a moment at or past the last clip's
-    end belongs to the last clip, since a footage's final clip ends where its audio may run on."""
-    for clip in clips:
-        if clip.start_ts <= ts < clip.end_ts:
-            return clip
-    return clips[-1] if clips and ts >= clips[-1].start_ts else None
-
-
-def write_transcript(session: Session, footage_id: int, clips: Sequence[_Span], lines: Iterable[dict[str, Any]]) -> None:
+def write_transcript(session: Session, footage_id: int, clips: Sequence[Span], lines: Iterable[dict[str, Any]]) -> None:
     """Replace a footage's transcript with `lines`, in order: each a segment's `start_ts`, `end_ts`, `text`
     and what else is known of it (`language`, `words`, `speaker`), stored with the clip holding its start
-    (`clip_holding`). The person's corrections then go back over the new lines, and each line gets the
-    voice its speech turns overlap longest and that voice's label (`people.attach_lines`, `relabel`), so
-    a line written again (a rerun of the ASR, a subtitle file attached) says who spoke as before."""
+    (`clip_holding`). Each line is then cut where its speaker changes and gets the voice its speech turns
+    overlap longest (`line_voices.attach_lines`), so a line written again (a rerun of the ASR, a subtitle
+    file attached) says who spoke as before; then the person's corrections go back over the lines, after
+    the cut because a person corrects the lines as they were shown (one speaker's part of a line); then the
+    labels (`relabel`)."""
     session.execute(delete(TranscriptSegment).where(TranscriptSegment.footage_id == footage_id))
     for idx, line in enumerate(lines):
         clip = clip_holding(clips, line["start_ts"])
         session.add(TranscriptSegment(footage_id=footage_id, clip_id=clip.id if clip else None, idx=idx, **line))
-    apply_corrections(session, footage_id, (SPEECH,))
+    session.flush()
     attach_lines(session, footage_id)
+    apply_corrections(session, footage_id, (SPEECH,))
     relabel(session)
 
 
-def segment_clip(segment: TranscriptSegment, clips: Sequence[_Span]) -> int | None:
+def segment_clip(segment: TranscriptSegment, clips: Sequence[Span]) -> int | None:
     """The clip a segment belongs to: its stored clip, else the one whose span holds its start."""
     if segment.clip_id is not None:
         return segment.clip_id
@@ -72,7 +56,7 @@ def transcript_line(segment: TranscriptSegment, text: str | None = None) -> str:
     return text
 
 
-def clip_speech(segments: Iterable[TranscriptSegment], clips: Sequence[_Span]) -> dict[int, list[str]]:
+def clip_speech(segments: Iterable[TranscriptSegment], clips: Sequence[Span]) -> dict[int, list[str]]:
     """Each clip's speech lines, in the order given: a segment's words go to the clip their middle
     falls in; a segment within one clip, or without word timings, is one line of the clip it starts
     in (`segment_clip`)."""

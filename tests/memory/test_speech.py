@@ -10,9 +10,10 @@ from dataclasses import dataclass
 import pytest
 from sqlalchemy import select
 
+from egodesk.memory.clipspans import clip_holding
 from egodesk.memory.llm_batches import footage_clips
 from egodesk.memory.schema import Clip, TranscriptSegment
-from egodesk.memory.speech import clip_holding, clip_speech, lines_between, segment_clip, transcript_line
+from egodesk.memory.speech import clip_speech, lines_between, segment_clip, transcript_line
 from tests.memory.conftest import add_footage
 
 
