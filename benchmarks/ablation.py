@@ -58,8 +58,13 @@ RULES = [
     ),
     Rule(
         "when a named person was heard: noted",
-        "pipeline/ask.py: heard",
-        lambda: [mock.patch.object(ask, "heard", lambda memory, found: [])],
+        "pipeline/ask.py: noted",
+        lambda: [mock.patch.object(ask, "noted", lambda met, analysis: [])],
+    ),
+    Rule(
+        "named voices heard beside a unit",
+        "reasoning/facts.py: with_voices",
+        lambda: [mock.patch.object(ask, "with_voices", lambda evidence, voices: evidence)],
     ),
     Rule(
         "when: the moment's day and time",

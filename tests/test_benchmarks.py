@@ -85,3 +85,17 @@ def test_table_shows_paper_figure_and_ratio():
     assert "|   900 | tokens | 3,600 (parent retrieval) | 0.25x |" in lines[2]
     assert "| 0.004 | MB     | -" in lines[3]
     assert "p50 (10k units)" in lines[4] and "12.5" in lines[4]
+
+
+def test_every_ablation_rule_switches_off_a_function_that_exists(monkeypatch):
+    """A rule renamed in the answer path must not leave the ablation patching a name that is gone (the
+    patch would fail only in the hour-long run)."""
+    from contextlib import ExitStack
+
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    import ablation
+
+    for rule in ablation.RULES:
+        with ExitStack() as stack:
+            for patch in rule.off():
+                stack.enter_context(patch)

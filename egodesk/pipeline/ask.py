@@ -29,10 +29,11 @@ from egodesk.memory.queries import footage_starts, place
 from egodesk.perception.llm import TextSink
 from egodesk.reasoning.answer_checks import asked_about, people_order, with_when
 from egodesk.reasoning.answerer import answer_prompt, answer_question, read_answer_ahead
-from egodesk.reasoning.facts import attach_facts
+from egodesk.reasoning.facts import attach_facts, with_voices
 from egodesk.reasoning.prompt import prompt_head
 from egodesk.retrieval.base import Memory, Query
-from egodesk.retrieval.people import meetings
+from egodesk.retrieval.people import Meetings, meetings, voices_during
+from egodesk.retrieval.question import QuestionAnalysis
 from egodesk.retrieval.registry import make_strategy
 from egodesk.retrieval.timewindow import TimeWindow
 
@@ -229,13 +230,21 @@ def without_model(memory: Memory, found: Retrieval) -> Answer | None:
 
 def prompt_inputs(memory: Memory, found: Retrieval) -> tuple[list[Evidence], list[tuple[str, tuple[float, ...]]]]:
     """What the answer prompt is built from besides the question: the evidence with the facts its units
-    lost (`reasoning.facts`, the named people's lines among them), and, unless the question asks what was
-    said or done (`asks_content`), when each named person the question names was heard
-    (`retrieval.people.meetings`). Beside "What did Priya say about the rocket?" the times she was heard
-    led the model to answer with one of her lines "on both occasions"."""
+    lost and the named voices heard during them (`reasoning.facts`), and the note of when each named
+    person the question names was heard (`noted`)."""
     met = meetings(memory.store, found.query)
-    noted = [] if found.query.analysis.asks_content else [(m.name, m.starts) for m in met]
-    return attach_facts(memory.catalog(), found.evidence, [m.name for m in met]), noted
+    shown = attach_facts(memory.catalog(), found.evidence, [m.name for m in met])
+    shown = with_voices(shown, voices_during(memory.store, [(ev.footage_id, ev.start, ev.end) for ev in shown]))
+    return shown, noted(met, found.query.analysis)
+
+
+def noted(met: list[Meetings], analysis: QuestionAnalysis) -> list[tuple[str, tuple[float, ...]]]:
+    """When each named person the question names was heard (`retrieval.people.meetings`), for the prompt's
+    note. A question asking what was said or done (`asks_content`) is told only of a person not heard at
+    all in its time: beside "What did Priya say about the rocket?" the times she was heard led the model to
+    answer with one of her lines "on both occasions", while "What did Declan say on Tuesday?" needs to
+    know he was not heard then."""
+    return [(m.name, m.starts) for m in met if not (analysis.asks_content and m.starts)]
 
 
 def empty_window(memory: Memory, query: Query) -> TimeWindow | None:

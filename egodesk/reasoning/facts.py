@@ -9,6 +9,11 @@ answerer is shown those facts beside the unit's own text, only the ones the text
 also loses who spoke ("Haniker and I talk about the exhibition", from Anika's voice): asked "When did I
 last talk to Anika?", the model found no Anika and said so. The caption's lines carry their speaker, so
 a named person's line in the clip is shown too.
+
+Who was there is read from the voices as well as from the lines: a named person whose words the
+recogniser lost (Declan across the meeting room, never transcribed) was still heard, so each unit is
+shown the named voices heard during it that no line in its text names (`with_voices`): "Who was in the
+quarterly review meeting?" is answered from who spoke, not only from whose words were recognised.
 """
 
 from __future__ import annotations
@@ -81,4 +86,20 @@ def attach_facts(catalog: Catalog, evidence: list[Evidence], people: Sequence[st
         facts = missing_from(ev.text, clip_facts(catalog.text[int(found[0])], people))
         text = "; ".join(facts)
         ev.facts = text if len(text) <= FACT_CHARS else text[: FACT_CHARS - 1] + "…"
+    return evidence
+
+
+def with_voices(evidence: list[Evidence], voices: Sequence[Sequence[str]]) -> list[Evidence]:
+    """Add to each unit's facts the named voices heard during it (`voices`, one list per unit, from
+    `retrieval.people.voices_during`) that no line of its text shows ("Name: ") and its facts do not
+    name. Returns the same list."""
+    for ev, names in zip(evidence, voices):
+        text = ev.text.lower()
+        unseen = [
+            name
+            for name in names
+            if f"{name.lower()}: " not in text and not re.search(rf"\b{re.escape(name)}\b", ev.facts, re.IGNORECASE)
+        ]
+        if unseen:
+            ev.facts = "; ".join(filter(None, [ev.facts, "voices heard: " + ", ".join(unseen)]))
     return evidence

@@ -18,9 +18,12 @@ close runner-up is not, and ranks alone cannot tell the two apart.
   curation for "first/last time", "right after", "usually";
 - `people`: for a question naming a person whose voice was named, `context` inside the footage where
   that voice was heard (`retrieval/people.py`): their words are theirs even when their name was not said.
-Weights: `context` 2, `people` 2, `flat` 1.5, `timeaware` 1 for a question with temporal intent ("last time", "right
+Weights: `context` 2, `people` 3.5, `flat` 1.5, `timeaware` 1 for a question with temporal intent ("last time", "right
 after", "usually", "when", a named time); a member of weight 0 (`hybrid`, and `timeaware` for the rest) is
-not run, because on the 200-hour scale library each member's first use costs seconds.
+not run, because on the 200-hour scale library each member's first use costs seconds. `people` weighs as
+much as the two word rankings together: where the person named was heard is as strong a cue as the words,
+and their words may be lost ("How many times did I talk to Declan?": his words were never recognised, and
+"I talk about ..." statements with others outranked the meeting he spoke in).
 The moment right after a strong match gets CARRY of its score (`carried`).
 A member that pinpointed a moment (`timeaware` found a first/last occurrence holding the
 event's words, and what came right after it) is sure of this question: the pinpointed moment stays on
@@ -44,7 +47,7 @@ from egodesk.retrieval.people import People
 from egodesk.retrieval.timeaware import TimeAware
 
 MEMBERS: tuple[type[Strategy], ...] = (Hybrid, Context, Flat, TimeAware, People)
-WEIGHTS = {"hybrid": 0.0, "context": 2.0, "flat": 1.5, "timeaware": 1.0, "people": 2.0}
+WEIGHTS = {"hybrid": 0.0, "context": 2.0, "flat": 1.5, "timeaware": 1.0, "people": 3.5}
 PLAIN_TIMEAWARE = 0.0  # timeaware's weight for a question without temporal intent
 PINPOINT_WEIGHT = 3.0  # a member sure of the moment outweighs the others agreeing on another
 ANCHOR_POOL = 8  # the fused top moments searched for the event of "right after X"

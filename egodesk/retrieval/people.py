@@ -15,6 +15,7 @@ room is not a talk.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from sqlalchemy import func, select
@@ -114,6 +115,26 @@ def meetings(store: Store, query: Query) -> list[Meetings]:
                 continue
             first.setdefault(footage_id, start)
         out.append(Meetings(person.name, tuple(sorted(first.values()))))
+    return out
+
+
+def voices_during(store: Store, moments: Sequence[tuple[int, float, float]]) -> list[list[str]]:
+    """For each moment (footage id, wall-clock start, end): the names of the named voices whose turns
+    overlap it, in the order they first spoke there; the wearer's own voice is not one of them."""
+    footage = {footage_id for footage_id, _, _ in moments}
+    if not footage:
+        return []
+    with store.session() as session:
+        rows = session.execute(
+            select(SpeechTurn.footage_id, SpeechTurn.start_ts, SpeechTurn.end_ts, Voice.name)
+            .join(Voice, Voice.id == SpeechTurn.voice_id)
+            .where(SpeechTurn.footage_id.in_(footage), Voice.name.is_not(None), Voice.wearer_said.is_(False))
+            .order_by(SpeechTurn.start_ts)
+        ).all()
+    out = []
+    for footage_id, start, end in moments:
+        names = [name for f, a, b, name in rows if name and f == footage_id and a < end and b > start]
+        out.append(list(dict.fromkeys(names)))
     return out
 
 

@@ -4,9 +4,10 @@
 import json
 
 from egodesk.core.settings import Settings
+from egodesk.core.types import Evidence
 from egodesk.memory.atomic import Statement, screen_statements
 from egodesk.memory.llm_batches import ClipText
-from egodesk.reasoning.facts import attach_facts, clip_facts, missing_from
+from egodesk.reasoning.facts import attach_facts, clip_facts, missing_from, with_voices
 from egodesk.reasoning.prompt import build_prompt
 from egodesk.retrieval.base import Memory
 from tests.retrieval.conftest import build_library
@@ -21,6 +22,22 @@ def test_a_caption_gives_its_on_screen_text_and_the_numbers_said():
     assert clip_facts(CAPTION) == ["on screen: 'BUS 42 DEPARTS 10:15', 'PLATFORM 4'", "said: 'Tom said we should meet at 10:30.'"]
     assert clip_facts("I see a cat.") == []
     assert missing_from("I read that bus 42 departs 10:15 from platform 4", clip_facts(CAPTION)) == [clip_facts(CAPTION)[1]]
+
+
+def test_a_named_voice_heard_during_a_unit_is_a_fact_unless_its_text_or_facts_name_them():
+    def unit(text, facts=""):
+        return Evidence(1, 1, "office", 0.0, 10.0, text, 1.0, facts=facts)
+
+    meeting, labelled, told = (
+        unit("I see a whiteboard. I hear: 'Anika: Let us keep the launch in March.'", "on screen: 'Q3'"),
+        unit("Anika: The launch stays in March. Declan: Fine."),
+        unit("We talk about the launch.", "said: 'Declan: I will send the slides.'"),
+    )
+    with_voices([meeting, labelled, told], [["Anika", "Declan"], ["Anika", "Declan"], ["Declan"]])
+    assert meeting.facts == "on screen: 'Q3'; voices heard: Declan"  # his words were lost, his voice was not
+    assert (labelled.facts, told.facts) == ("", "said: 'Declan: I will send the slides.'")
+    with_voices([meeting], [["Declan"]])
+    assert meeting.facts == "on screen: 'Q3'; voices heard: Declan"  # told once, however often it is asked
 
 
 def test_a_named_persons_line_is_a_fact_when_the_question_names_them():

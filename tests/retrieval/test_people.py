@@ -11,7 +11,7 @@ from egodesk.core.settings import Settings
 from egodesk.memory.schema import SpeechTurn, Voice, VoiceAppearance
 from egodesk.retrieval.auto import Auto
 from egodesk.retrieval.base import Memory, Query
-from egodesk.retrieval.people import People, meetings, named_people, named_voices
+from egodesk.retrieval.people import People, meetings, named_people, named_voices, voices_during
 
 from .conftest import build_library, entry
 
@@ -87,6 +87,7 @@ def test_when_a_named_person_was_heard_is_one_time_per_footage_inside_the_window
         ("Did I talk to Tom today?", True),
         ("What did Tom say about the bus?", False),  # what he said, not when: the times only distract
         ("Who did Tom say was late?", False),
+        ("What did Tom say this afternoon?", True),  # not heard then: that is worth knowing
     ],
 )
 def test_when_a_named_person_was_heard_is_noted_unless_the_question_asks_what_was_said(library, embedder, question, noted):
@@ -95,8 +96,11 @@ def test_when_a_named_person_was_heard_is_noted_unless_the_question_asks_what_wa
     store, indices = library
     if "tom" not in named_voices(store):
         hear(store, "Tom", "street")
+    from egodesk.core.timeutil import to_ts
+
     memory = Memory(store, indices, embedder, settings=Settings())
-    _, heard = prompt_inputs(memory, Retrieval(None, Query(question), [], 0.0))  # type: ignore[arg-type]
+    asked = Query(question, asked_at=to_ts(MORNING) + 8 * 3600)  # Tom was heard that morning
+    _, heard = prompt_inputs(memory, Retrieval(None, asked, [], 0.0))  # type: ignore[arg-type]
     assert [name for name, _ in heard] == (["Tom"] if noted else [])
 
 
@@ -164,3 +168,17 @@ def test_the_last_talk_with_a_named_person_is_where_they_were_not_the_last_talk(
     hear(store, "Tom", "street")
     assert pinpointed() == ["street"]  # Tom was heard on the street, not in the office
     store.close()
+
+
+def test_the_named_voices_heard_during_a_moment_are_read_from_the_turns(library):
+    store, _ = library
+    from egodesk.memory.store import Footage
+
+    if "tom" not in named_voices(store):
+        hear(store, "Tom", "street")
+    hear(store, None, "street")  # unnamed: not a name to show
+    with store.session() as session:
+        footage_id, start = session.query(Footage.id, Footage.start_ts).filter(Footage.title == "street").one()
+    during = voices_during(store, [(footage_id, start + 11.0, start + 12.0), (footage_id, start + 15.0, start + 19.0)])
+    assert during == [["Tom"], []]  # his turns are 10-14 s and 20-24 s in
+    assert voices_during(store, []) == []
