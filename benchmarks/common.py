@@ -180,6 +180,11 @@ def timed_ms(fn: Callable, items: Iterable) -> list[float]:
     return out
 
 
+def median_ms(action: Callable[[], object], repeat: int) -> float:
+    """The median milliseconds of `repeat` calls of `action`."""
+    return float(np.median(timed_ms(lambda _: action(), range(repeat))))
+
+
 def p50_p95(values: Iterable[float]) -> tuple[float, float]:
     data = np.asarray(list(values), dtype=np.float64)
     if not len(data):

@@ -14,13 +14,11 @@ of the speakers stage does: nothing left to cut). Printed per hour of speech.
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
-from common import Report, add_output_args
+from common import Report, add_output_args, median_ms
 from sqlalchemy import func, select
 
 from egodesk.memory.line_voices import attach_lines
@@ -60,15 +58,6 @@ def build(store: Store, seconds: float, rng: np.random.Generator) -> tuple[int, 
     return footage_id, clips, lines
 
 
-def _median_ms(action, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        action()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=60.0)
@@ -90,9 +79,9 @@ def main(argv: list[str] | None = None) -> int:
             with store.session() as s:
                 attach_lines(s, footage_id)
 
-        uncut_ms = _median_ms(lambda: write(plain), args.repeat)
-        cut_ms = _median_ms(lambda: write(lines), args.repeat)
-        again_ms = _median_ms(again, args.repeat)
+        uncut_ms = median_ms(lambda: write(plain), args.repeat)
+        cut_ms = median_ms(lambda: write(lines), args.repeat)
+        again_ms = median_ms(again, args.repeat)
         with store.session() as s:
             after = s.scalar(select(func.count()).select_from(TranscriptSegment))
         store.close()

@@ -14,13 +14,11 @@ read: no audio.
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
-from common import Report, add_output_args
+from common import Report, add_output_args, median_ms
 from sqlalchemy import func, select
 
 from egodesk.memory import people
@@ -77,15 +75,6 @@ def build(store: Store, rng: np.random.Generator, prints: np.ndarray, footage: i
         people._refresh(s, {v.id for v in voices})
 
 
-def _median_ms(action, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        action()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--footage", type=int, default=2400)
@@ -117,9 +106,9 @@ def main(argv: list[str] | None = None) -> int:
                 assert people.regroup(s) == set()
 
         stage()  # the footage's first run may move a few clusters; then every rerun finds the same voices
-        stage_ms, regroup_ms = _median_ms(stage, args.repeat), _median_ms(alone, args.repeat)
+        stage_ms, regroup_ms = median_ms(stage, args.repeat), median_ms(alone, args.repeat)
         heard = [(str(i), _clusters(rng, prints, args.per)) for i in range(footage)]
-        replay_ms = _median_ms(lambda: dz.regroup(heard), args.repeat)
+        replay_ms = median_ms(lambda: dz.regroup(heard), args.repeat)
         store.close()
     note = f"{footage} footage, {clusters} clusters, {voices} voices"
     report.add("speakers stage write of one footage (with the regroup)", stage_ms, "ms", note=note)
