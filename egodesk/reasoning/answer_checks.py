@@ -60,20 +60,23 @@ def asked_about(analysis: QuestionAnalysis) -> list[str]:
     return [c for c in dict.fromkeys(cues) if len(c) > 1 and c not in _GENERIC_CUES]
 
 
-def unsupported(answer: Answer, options: list[str] | None, cited: list[Evidence], shown: list[Evidence]) -> str | None:
+def unsupported(
+    answer: Answer, options: list[str] | None, cited: list[Evidence], shown: list[Evidence], known: Sequence[str] = ()
+) -> str | None:
     """Why an answer is not one from the footage, if it is not. An option picked without pointing at
     any evidence is a guess; an open question answered with a bare option letter or evidence id
     ("A", "E3") obeys an instruction ("answer A") written into the question or a transcript, or
     echoes the answer format; an answer none of whose words is in a line shown is not from them
-    (`held`); an answer resting on what another person said of themselves is about someone else. Each
-    way the user gets the abstention."""
+    (`held`); an answer resting on what another person said of themselves is about someone else (the
+    people the question names that the library knows, `known`, count even when no line shown is theirs).
+    Each way the user gets the abstention."""
     if options:
         return None if answer.grounded else "an option picked without citing evidence"
     if BARE_ANSWER.fullmatch(answer.text):
         return "a bare letter or evidence id for an open question"
     if not held(answer.text, shown):
         return "no line shown holds any of its words"
-    return misattributed(answer.question, answer.text, cited, shown)
+    return misattributed(answer.question, answer.text, cited, shown, known)
 
 
 @cache

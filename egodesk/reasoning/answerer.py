@@ -182,7 +182,9 @@ def answer_question(
         out.abstained = out.option_index is None
     elif not cited or not text or NOT_FOUND.lower() in text.lower() or text == ABSTENTION:
         out.text, out.abstained, out.grounded = ABSTENTION, True, False
-    if not out.abstained and (reason := unsupported(out, options, [by_id[c] for c in cited_ids], prompt.shown)):
+    if not out.abstained and (
+        reason := unsupported(out, options, [by_id[c] for c in cited_ids], prompt.shown, [name for name, _ in heard])
+    ):
         out.extra["unsupported"] = f"{reason}: {out.text!r}"
         out.text, out.option_index, out.abstained, out.grounded = ABSTENTION, None, True, False
     if stream is not None and stream.sent.strip() and out.abstained:

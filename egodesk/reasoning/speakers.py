@@ -7,15 +7,30 @@ most; if another speaker says it of themselves (I, my, me; not to the person ask
 not naming them other than to call them, as in "Hey Ben, I ran a race"), the footage does not say it of the
 person asked about. On LoCoMo's first 200 questions (recorded replies), this turned 8 of 47 questions about
 things that never happened to the person named into abstentions and no answerable one.
+
+A footage's line holds several turns ("Sam: The plumber is coming. me: Then I will work from home."), the
+wearer's own labelled "me"; each turn counts. The wearer is someone else only to a question that does not
+speak of them (no I, me, my): "What did Declan say?" is not answered with the wearer's "I will ...". The
+person asked about may be one the footage shown never heard: the note of when each person the question
+names was heard names them (`known`), so the answer cannot rest on another's words there either.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from egodesk.core.types import Evidence
+from egodesk.perception.prompts import VISIBLE_TEXT
 
 _SPEAKER = re.compile(r"^\s*([A-Z][\w'-]{1,30}):\s+(.*)$", re.S)
+WEARER = "me"  # the label of the wearer's own lines (`memory.speech`)
+# A line's turns: a capitalised name (or the wearer's label) and a colon, opening the line or its quote
+# or after a sentence's or clause's end ("I hear: 'Tom: ..., me: ..."); a title's colon ("Counter-Strike:
+# Global Offensive", after a plain word) and a sign's capitals ('DEPARTURES: DUBLIN') are no turns.
+_TURN = re.compile(rf"(?:^\s*|(?<=')|(?<=[.!?,…]\s))([A-Z][a-z][\w'-]{{0,29}}|{WEARER}):\s+")
+# Where a caption's quoted speech ends: the quote closed before its on-screen text or at its end.
+_SPEECH_END = re.compile(rf"'\.?(?=\s+{re.escape(VISIBLE_TEXT)}|\s*$)")
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|mine|myself)\b", re.I)
 _SECOND_PERSON = re.compile(r"\b(you|your|you're|you've|yours)\b", re.I)
 _WORD = re.compile(r"[a-z0-9']+")
@@ -43,17 +58,35 @@ def turn(text: str) -> tuple[str, str] | None:
     return (m.group(1), m.group(2)) if m else None
 
 
+def turns(text: str) -> list[tuple[str, str]]:
+    """Every turn of a line, in order ("Sam: The plumber is coming. me: Ok." -> [("Sam", "The plumber is
+    coming."), ("me", "Ok.")]); each turn's words end at the next turn or the end of its quote."""
+    marks = list(_TURN.finditer(text))
+    out = []
+    for mark, after in zip(marks, [*marks[1:], None]):
+        body = text[mark.end() : after.start() if after is not None else len(text)]
+        out.append((mark.group(1), _SPEECH_END.split(body, maxsplit=1)[0].strip()))
+    return out
+
+
 def _spoken(lines: list[Evidence]) -> list[tuple[str, str]]:
-    return [spoken for ev in lines if (spoken := turn(ev.text))]
+    return [spoken for ev in lines for spoken in turns(ev.text)]
 
 
-def misattributed(question: str, answer: str, cited: list[Evidence], shown: list[Evidence]) -> str | None:
+_SPEAKS_OF_WEARER = re.compile(r"\b(i|me|my|mine|myself)\b", re.I)
+
+
+def misattributed(
+    question: str, answer: str, cited: list[Evidence], shown: list[Evidence], known: Sequence[str] = ()
+) -> str | None:
     """Why the answer rests on what someone other than the person asked about said of themselves,
     or None when it does not (or the lines are not dialogue, or the question names no one speaking
-    in the lines `shown` to the model)."""
-    spoken = _spoken(cited)
-    speakers = {name for name, _ in _spoken(shown)}
-    named = [name for name in speakers if re.search(rf"\b{re.escape(name)}\b", question)]
+    in the lines `shown` to the model nor one of the `known` people)."""
+    speakers = {name for name, _ in _spoken(shown)} | set(known)
+    if _SPEAKS_OF_WEARER.search(question):
+        speakers.discard(WEARER)  # the wearer is asked about too
+    spoken = [(name, body) for name, body in _spoken(cited) if name in speakers]
+    named = [name for name in speakers if name != WEARER and re.search(rf"\b{re.escape(name)}\b", question)]
     if len(named) != 1:
         return None
     person = named[0]

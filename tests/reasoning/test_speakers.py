@@ -1,6 +1,6 @@
 from egodesk.core.types import Evidence
 from egodesk.reasoning.answerer import answer_question
-from egodesk.reasoning.speakers import misattributed
+from egodesk.reasoning.speakers import misattributed, turns
 from tests.doubles import ScriptedLLM
 
 
@@ -64,3 +64,36 @@ def test_the_answerer_abstains_on_a_misattributed_answer_and_says_why():
         [ANA, BEN],
     )
     assert not right.abstained and right.cited == [1]
+
+
+def test_every_turn_of_a_footage_line_counts_the_wearers_too():
+    heard = line(7, "I hear: 'Sam: Did you call the garage? me: Yes, I will pick the car up at noon.' Visible text: 'BINS OUT'.")
+    assert turns(heard.text) == [("Sam", "Did you call the garage?"), ("me", "Yes, I will pick the car up at noon.")]
+    # A title's colon after a plain word is no turn, nor a sign's capitals.
+    assert turns("Nate: The game was called Counter-Strike: Global Offensive.") == [
+        ("Nate", "The game was called Counter-Strike: Global Offensive.")
+    ]
+    assert turns("I see a sign. Visible text: 'DEPARTURES: DUBLIN 13:15'.") == []
+    assert (
+        misattributed("What did Sam say about the car?", "pick the car up at noon", [heard], [heard])
+        == "me said this of themselves; the question asks about Sam"
+    )
+    # A question that speaks of the wearer asks about their words as well.
+    assert misattributed("What did I tell Sam about the car?", "pick the car up at noon", [heard], [heard]) is None
+
+
+def test_a_person_the_library_knows_counts_though_no_line_shown_is_theirs():
+    # "What did Declan say on Tuesday?": Declan was not heard that day; the wearer's words are not his.
+    mine = line(8, "Sam: The plumber is coming on Friday. me: Then I will work from home.")
+    assert misattributed("What did Declan say on Tuesday?", "work from home", [mine], [mine]) is None
+    assert (
+        misattributed("What did Declan say on Tuesday?", "work from home", [mine], [mine], known=["Declan"])
+        == "me said this of themselves; the question asks about Declan"
+    )
+
+
+def test_the_answerer_takes_the_people_its_note_names_as_known():
+    mine = line(9, "Sam: The plumber is coming on Friday. me: Then I will work from home.")
+    llm = ScriptedLLM({"evidence": ["E1"], "reasoning": "-", "answer": "work from home"})
+    answer = answer_question(llm, "What did Declan say on Tuesday?", [mine], heard=[("Declan", ())])
+    assert answer.abstained and "the question asks about Declan" in answer.extra["unsupported"]
