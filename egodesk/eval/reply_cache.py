@@ -19,11 +19,13 @@ import sqlite3
 import time
 from pathlib import Path
 
+from egodesk.perception.llm_base import LLM
+
 
 class ReplyCache:
     """Wraps a chat model; same interface, greedy replies kept in a SQLite file."""
 
-    def __init__(self, llm, path: Path):
+    def __init__(self, llm: LLM, path: Path):
         self._llm = llm
         self.model_id = llm.model_id
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -27,6 +27,8 @@ from egodesk.eval.metrics import QuestionResult, by_category, retrieval_scores, 
 from egodesk.eval.reply_cache import ReplyCache
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.store import Footage, Store, Unit
+from egodesk.perception.embedder import TextEmbedder
+from egodesk.perception.llm_base import LLM
 from egodesk.pipeline.ask import AskRequest, answer, retrieve
 from egodesk.retrieval.base import Memory
 from egodesk.retrieval.catalog import PARENT_KINDS
@@ -47,7 +49,7 @@ def default_library_root(bench: Benchmark, model_id: str | None = None) -> Path:
 
 def open_library(
     bench: Benchmark,
-    embedder,
+    embedder: TextEmbedder,
     settings: Settings,
     library_dir: Path | None = None,
     progress: Callable[[Progress], None] | None = None,
@@ -93,8 +95,8 @@ LLM_MEMORIES = ("records", "atomic")
 def build_llm_memories(
     store: Store,
     indices: IndexManager,
-    embedder,
-    llm,
+    embedder: TextEmbedder,
+    llm: LLM,
     bench: Benchmark,
     settings: Settings,
     memories: tuple[str, ...],
@@ -144,7 +146,7 @@ def run_questions(
     questions: list[BenchQuestion],
     strategy: str,
     k: int,
-    llm=None,
+    llm: LLM | None = None,
     online: bool = True,
     progress: Callable[[Progress], None] | None = None,
     done: dict[str, QuestionResult] | None = None,
@@ -264,8 +266,8 @@ def run_eval(
     library_dir=None,
     online: bool = True,
     settings: Settings | None = None,
-    embedder=None,
-    llm=None,
+    embedder: TextEmbedder | None = None,
+    llm: LLM | None = None,
     progress: Callable[[Progress], None] | None = None,
     quiet: bool = False,
     resume: bool = False,
@@ -333,7 +335,7 @@ def _ask_all(
     report,
     resume: bool,
     library_root: Path,
-    llm,
+    llm: LLM,
     reuse_replies: bool,
 ) -> dict:
     """The run's questions asked (those `report` holds from the same run kept, with `resume`), its

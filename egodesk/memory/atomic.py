@@ -35,7 +35,9 @@ from egodesk.memory.record_tables import BuildProgress, last_done
 from egodesk.memory.schema import Clip
 from egodesk.memory.store import Store, Unit
 from egodesk.perception import prompts
+from egodesk.perception.embedder import TextEmbedder
 from egodesk.perception.llm import LLMError, chat_json
+from egodesk.perception.llm_base import LLM
 
 BUILDER = "egocite"
 KIND = "atomic"
@@ -166,7 +168,12 @@ def screen_statements(batch: list[ClipText], statements: list[Statement]) -> lis
 
 
 def extract_statements(
-    llm, batch: list[ClipText], before: list[ClipText], after: list[ClipText], wearer: str, failures: list[LLMError] | None = None
+    llm: LLM,
+    batch: list[ClipText],
+    before: list[ClipText],
+    after: list[ClipText],
+    wearer: str,
+    failures: list[LLMError] | None = None,
 ) -> list[Statement]:
     """One LLM call per batch; a reply still malformed after the retries is retried as two halves
     (each keeping its own neighbours as context); a single clip that fails yields nothing, is logged
@@ -194,8 +201,8 @@ def extract_statements(
 def build_atomic(
     store: Store,
     index_manager: IndexManager,
-    embedder,
-    llm,
+    embedder: TextEmbedder,
+    llm: LLM,
     footage_id: int,
     settings: Settings,
     progress: Callable[[Progress], None] | None = None,
@@ -268,7 +275,13 @@ def _citing(s: Session, footage_id: int, clip_ids: set[int]) -> list[Unit]:
 
 
 def rebuild_clips(
-    store: Store, index_manager: IndexManager, embedder, llm, footage_id: int, clip_ids: Sequence[int], settings: Settings
+    store: Store,
+    index_manager: IndexManager,
+    embedder: TextEmbedder,
+    llm: LLM,
+    footage_id: int,
+    clip_ids: Sequence[int],
+    settings: Settings,
 ) -> dict:
     """Write the statements of these clips again, as one batch with its local context, after a person
     corrected a line of them, and put them in place of every statement citing them (one that also cited

@@ -31,6 +31,7 @@ from egodesk.memory import faces, people, record_compression
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.schema import Caption, Clip, Footage, Keyframe, TranscriptSegment, Unit
 from egodesk.memory.store import Store
+from egodesk.perception.embedder import TextEmbedder
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ def forget(
     footage_id: int,
     start: float | None = None,
     end: float | None = None,
-    embedder=None,
+    embedder: TextEmbedder | None = None,
     settings: Settings | None = None,
 ) -> ForgetReport:
     """Delete the footage (start and end None), or what of it overlaps [start, end] (wall-clock

@@ -29,6 +29,7 @@ from egodesk.memory.schema import Caption, Clip, Keyframe, TranscriptSegment
 from egodesk.memory.speech import clip_speech
 from egodesk.memory.store import Store
 from egodesk.perception import prompts
+from egodesk.perception.embedder import TextEmbedder
 from egodesk.perception.llm import LLMError
 from egodesk.perception.ocr import screen_texts
 
@@ -198,7 +199,7 @@ def run_batches(
 _EMBEDDING = threading.Lock()
 
 
-def embed_documents(embedder, texts: list[str]):
+def embed_documents(embedder: TextEmbedder, texts: list[str]):
     """The embedder's vectors for `texts`, one call at a time: batch builders may prepare batches on
     several threads (`run_batches`), and a local embedder's model may not run two calls at once."""
     with _EMBEDDING:

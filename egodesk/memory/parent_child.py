@@ -35,6 +35,7 @@ from egodesk.memory.schema import Caption, Clip, Note, TranscriptSegment, Unit
 from egodesk.memory.speech import segment_clip, transcript_line
 from egodesk.memory.store import Store
 from egodesk.memory.unitsync import sync_units
+from egodesk.perception.embedder import TextEmbedder
 
 BUILDER = "parent-child"
 CAPTION, TRANSCRIPT, NOTE, SUBCHUNK = "caption", "transcript", "note", "subchunk"
@@ -144,7 +145,7 @@ def _parents(session: Session, footage_id: int) -> list[_Parent]:
 
 
 def build_parent_child(
-    store: Store, index_manager: IndexManager, embedder, footage_id: int, settings: Settings | None = None
+    store: Store, index_manager: IndexManager, embedder: TextEmbedder, footage_id: int, settings: Settings | None = None
 ) -> BuildReport:
     """Build (or bring up to date) one footage's parent-child memory in one transaction; saves the
     indices afterwards. Running it again with nothing changed adds nothing."""
@@ -164,7 +165,13 @@ def build_parent_child(
 
 
 def _add(
-    s: Session, index_manager: IndexManager, embedder, footage_id: int, todo: list[_Parent], max_chars: int, report: BuildReport
+    s: Session,
+    index_manager: IndexManager,
+    embedder: TextEmbedder,
+    footage_id: int,
+    todo: list[_Parent],
+    max_chars: int,
+    report: BuildReport,
 ) -> None:
     parents = [
         Unit(

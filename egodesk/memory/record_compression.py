@@ -35,7 +35,9 @@ from egodesk.memory.record_tables import BuildProgress, EventPrototype, MemoryEn
 from egodesk.memory.records import Record, extract_records
 from egodesk.memory.schema import Clip
 from egodesk.memory.store import Store, Unit
+from egodesk.perception.embedder import TextEmbedder
 from egodesk.perception.llm import LLMError
+from egodesk.perception.llm_base import LLM
 
 BUILDER = "imprint"
 RECORD, ENTRY = "record", "memory-entry"
@@ -91,7 +93,7 @@ class _Prepared:
     vectors: dict[str, np.ndarray]  # text -> embedding
 
 
-def _prepare(llm, embedder, wearer: str) -> Callable[[list[ClipText], list[ClipText]], _Prepared]:
+def _prepare(llm: LLM, embedder: TextEmbedder, wearer: str) -> Callable[[list[ClipText], list[ClipText]], _Prepared]:
     def prepare(batch: list[ClipText], _all: list[ClipText]) -> _Prepared:
         failures: list[LLMError] = []
         records = extract_records(llm, batch, wearer, failures)
@@ -103,7 +105,7 @@ def _prepare(llm, embedder, wearer: str) -> Callable[[list[ClipText], list[ClipT
     return prepare
 
 
-def _write(stream: _Stream, index_manager: IndexManager, embedder, footage_id: int, counts: dict[str, int]):
+def _write(stream: _Stream, index_manager: IndexManager, embedder: TextEmbedder, footage_id: int, counts: dict[str, int]):
     def write(s: Session, _batch: list[ClipText], prepared: _Prepared, mark: BuildProgress) -> None:
         records = prepared.records
         vec = prepared.vectors
@@ -274,8 +276,8 @@ def _save_prototypes(s: Session, stream: _Stream, footage_id: int, touched: set[
 def build_records(
     store: Store,
     index_manager: IndexManager,
-    embedder,
-    llm,
+    embedder: TextEmbedder,
+    llm: LLM,
     footage_id: int,
     settings: Settings,
     progress: Callable[[Progress], None] | None = None,
@@ -314,7 +316,7 @@ def clear_records(store: Store, index_manager: IndexManager, footage_id: int) ->
     index_manager.save()
 
 
-def recompress(s: Session, index_manager: IndexManager, embedder, footage_id: int, settings: Settings) -> int:
+def recompress(s: Session, index_manager: IndexManager, embedder: TextEmbedder, footage_id: int, settings: Settings) -> int:
     """Replay the online compression over the footage's stored records, in time order, from an empty
     state: after some records were forgotten (or a clip's rewritten), the entries, prototypes and
     carried-over history become what a build of the records now stored would have made (no trace of
@@ -345,7 +347,13 @@ def recompress(s: Session, index_manager: IndexManager, embedder, footage_id: in
 
 
 def rebuild_clips(
-    store: Store, index_manager: IndexManager, embedder, llm, footage_id: int, clip_ids: Sequence[int], settings: Settings
+    store: Store,
+    index_manager: IndexManager,
+    embedder: TextEmbedder,
+    llm: LLM,
+    footage_id: int,
+    clip_ids: Sequence[int],
+    settings: Settings,
 ) -> dict:
     """Extract the records of these clips again, as one batch, after a person corrected a line of them,
     and put them in place of the clips' old ones; the rest of the footage's records keep their rows and

@@ -22,6 +22,7 @@ from egodesk.memory.llm_batches import ClipText, halves_of_failed
 from egodesk.memory.store import Unit
 from egodesk.perception import prompts
 from egodesk.perception.llm import JSON_RETRIES, LLMError, chat_json
+from egodesk.perception.llm_base import LLM
 
 RECORDS_PER_CLIP = 3  # the schema's cap on records per clip (a small model can loop otherwise)
 TOKENS_PER_CLIP = 64  # generation budget per clip in a batch
@@ -191,7 +192,7 @@ def record_budget(clips: list[ClipText]) -> int:
     return 48 + sum(TOKENS_PER_SPOKEN_CLIP if clip.speech else TOKENS_PER_CLIP for clip in clips)
 
 
-def extract_records(llm, clips: list[ClipText], wearer: str, failures: list[LLMError] | None = None) -> list[Record]:
+def extract_records(llm: LLM, clips: list[ClipText], wearer: str, failures: list[LLMError] | None = None) -> list[Record]:
     """Records of a batch of clips in one LLM call. A malformed reply of several clips is split into
     two halves at once: under the schema's grammar, a greedy reply is malformed when the token budget
     cut it off, and a sampled retry of the same batch runs into the same budget. A single clip gets

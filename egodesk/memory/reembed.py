@@ -28,7 +28,7 @@ from egodesk.memory.record_compression import ACTION_SPACE, ENTRY, OBJECT_SPACE
 from egodesk.memory.record_tables import MemoryEntryState, to_bytes
 from egodesk.memory.store import IndexInfo, Store, Unit, Vector
 from egodesk.memory.vectors import load_vectors, normalise
-from egodesk.perception.embedder import ROLE_OF_MODEL_ID
+from egodesk.perception.embedder import ROLE_OF_MODEL_ID, TextEmbedder
 
 STAGE = "re-embed"
 SHADOW = "reembed-"
@@ -79,7 +79,7 @@ class ReembedReport:
 def reembed(
     store: Store,
     indices: IndexManager,
-    embedder,
+    embedder: TextEmbedder,
     progress: Callable[[Progress], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> ReembedReport:
@@ -131,7 +131,7 @@ def _missing_in(s, space: str) -> list[int]:
     return [uid for uid, kind in rows if kind != ENTRY] + [uid for uid, kind in rows if kind == ENTRY]
 
 
-def _embed_batch(store: Store, indices: IndexManager, embedder, space: str, ids: list[int]) -> int:
+def _embed_batch(store: Store, indices: IndexManager, embedder: TextEmbedder, space: str, ids: list[int]) -> int:
     """Embed one batch into the shadow in one transaction. Returns how many texts were embedded."""
     with store.session() as s:
         units = s.scalars(select(Unit).where(Unit.id.in_(ids)).order_by(Unit.id)).all()

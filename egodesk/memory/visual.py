@@ -33,6 +33,7 @@ from egodesk.memory.schema import Clip, Keyframe, Unit, Vector
 from egodesk.memory.store import Store
 from egodesk.memory.unitsync import sync_units
 from egodesk.memory.vectors import normalise
+from egodesk.perception.embedder import TextEmbedder
 
 BUILDER = "visual"
 VIEW = "visual"
@@ -81,7 +82,7 @@ def label_scores(
     return (np.asarray(frame_label_probs, dtype=np.float32) @ sims).astype(np.float32)
 
 
-def label_vectors(embedder, names: list[str], cache_path: Path) -> np.ndarray:
+def label_vectors(embedder: TextEmbedder, names: list[str], cache_path: Path) -> np.ndarray:
     """Embedded tag names (len(names), d), from the library's cache; names not yet cached (or a cache
     made by another embedder) are embedded now and the cache rewritten atomically."""
     cached: dict[str, np.ndarray] = {}
@@ -106,7 +107,7 @@ class LabelIndex:
         self.unit_ids, self.probs, self.name_vectors = unit_ids, probs, name_vectors
 
     @classmethod
-    def load(cls, store: Store, embedder, indices_dir: Path, kind: str = FRAME) -> LabelIndex:
+    def load(cls, store: Store, embedder: TextEmbedder, indices_dir: Path, kind: str = FRAME) -> LabelIndex:
         with store.session() as s:
             rows = s.execute(select(Unit.id, Unit.meta).where(Unit.builder == BUILDER, Unit.kind == kind).order_by(Unit.id)).all()
         vocab: dict[str, int] = {}
@@ -145,7 +146,7 @@ def similar_frames(index_manager: IndexManager, feature: np.ndarray, k: int, exc
     return [h for h in hits if h[0] not in exclude][:k]
 
 
-def build_visual(store: Store, index_manager: IndexManager, embedder, footage_id: int) -> VisualReport:
+def build_visual(store: Store, index_manager: IndexManager, embedder: TextEmbedder, footage_id: int) -> VisualReport:
     """Frame and clip units of one footage's keyframes (those with features), in one transaction;
     idempotent (unchanged keyframes are kept). Also caches the embeddings of the tag names used."""
     started = time.perf_counter()
@@ -214,7 +215,7 @@ def build_visual(store: Store, index_manager: IndexManager, embedder, footage_id
     return report
 
 
-def _add_text_vectors(s, index_manager: IndexManager, embedder, footage_id: int) -> None:
+def _add_text_vectors(s, index_manager: IndexManager, embedder: TextEmbedder, footage_id: int) -> None:
     """Embed the tag-list text of the footage's visual units that have no vector in TEXT_SPACE: the
     units added now, and those of a library built before the space existed."""
     missing = s.execute(

@@ -27,6 +27,7 @@ from egodesk.core.timeutil import from_ts, now_ts
 from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.memory.queries import footage_starts, place
 from egodesk.perception.llm import TextSink
+from egodesk.perception.llm_base import LLM
 from egodesk.reasoning.answer_checks import asked_about, people_order, with_when
 from egodesk.reasoning.answerer import answer_prompt, answer_question, read_answer_ahead
 from egodesk.reasoning.facts import attach_facts, with_voices
@@ -160,7 +161,7 @@ def retrieve(memory: Memory, request: AskRequest) -> Retrieval:
     return Retrieval(request, query, evidence, time.perf_counter() - started)
 
 
-def answer(memory: Memory, llm, found: Retrieval, on_text: TextSink | None = None) -> Answer:
+def answer(memory: Memory, llm: LLM, found: Retrieval, on_text: TextSink | None = None) -> Answer:
     """Answer from what was found; a question whose time window holds no footage is told so."""
     request, query = found.request, found.query
     if (settled := without_model(memory, found)) is not None:
@@ -192,7 +193,7 @@ def answer(memory: Memory, llm, found: Retrieval, on_text: TextSink | None = Non
     return out
 
 
-def read_ahead(memory: Memory, llm, request: AskRequest, should_stop: Callable[[], bool] | None = None) -> bool:
+def read_ahead(memory: Memory, llm: LLM, request: AskRequest, should_stop: Callable[[], bool] | None = None) -> bool:
     """Read the prompt answering `request` would send and write its reply in advance (`LLM.prefill`), so
     the answer, asked as this request, costs nothing more to evaluate. The prompt is built as `answer`
     builds it (the same request, evidence and facts). False when `should_stop` said so after retrieval
@@ -255,7 +256,7 @@ def empty_window(memory: Memory, query: Query) -> TimeWindow | None:
 
 def ask(
     memory: Memory,
-    llm,
+    llm: LLM,
     request: AskRequest,
     on_evidence: Callable[[list[Evidence]], None] | None = None,
     on_text: TextSink | None = None,
@@ -314,7 +315,7 @@ class Asker:
         self._times: dict[tuple[str, tuple[str, ...] | None], _PromptTime] = {}
 
     @classmethod
-    def over(cls, memory: Memory, llm, clock: Callable[[], float] = time.monotonic) -> Asker:
+    def over(cls, memory: Memory, llm: LLM, clock: Callable[[], float] = time.monotonic) -> Asker:
         """An Asker over a memory and model already open, with the memory's settings."""
         return cls(lambda: (memory, llm), lambda: memory.settings, clock=clock)
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 
 from egodesk.core.types import ABSTENTION, Answer, Evidence
 from egodesk.perception.llm import LLMError, TextSink, chat_json
+from egodesk.perception.llm_base import LLM
 from egodesk.reasoning.answer_checks import unsupported
 from egodesk.reasoning.prompt import LETTERS, NOT_FOUND, Prompt, _option, build_prompt, prompt_head
 
@@ -102,7 +103,7 @@ def _string(raw: str, i: int) -> tuple[str, int, bool]:
 
 
 def answer_prompt(
-    llm,
+    llm: LLM,
     question: str,
     evidence: list[Evidence],
     options: list[str] | None = None,
@@ -117,7 +118,7 @@ def answer_prompt(
     return build_prompt(question, evidence, options, asked_at, budget_tokens, llm.count_tokens, choice, heard)
 
 
-def read_answer_ahead(llm, prompt: Prompt, should_stop: Callable[[], bool] | None = None) -> None:
+def read_answer_ahead(llm: LLM, prompt: Prompt, should_stop: Callable[[], bool] | None = None) -> None:
     """Have `llm` read `prompt` (`answer_prompt`'s, the one `answer_question` sends for the same
     arguments) and write its reply ahead (`LLM.prefill`): asked a moment later, the question's reply is
     checked, not written."""
@@ -125,7 +126,7 @@ def read_answer_ahead(llm, prompt: Prompt, should_stop: Callable[[], bool] | Non
 
 
 def answer_question(
-    llm,
+    llm: LLM,
     question: str,
     evidence: list[Evidence],
     options: list[str] | None = None,

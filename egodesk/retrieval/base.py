@@ -17,6 +17,8 @@ from egodesk.core.settings import Settings
 from egodesk.core.types import Evidence
 from egodesk.memory.indices import IndexManager
 from egodesk.memory.store import Store
+from egodesk.perception.embedder import TextEmbedder
+from egodesk.perception.llm_base import LLM
 from egodesk.retrieval.catalog import Catalog, CatalogCache
 from egodesk.retrieval.lexical import LexicalCache, LexicalIndex
 from egodesk.retrieval.question import QuestionAnalysis, analyze
@@ -63,7 +65,14 @@ class Query:
 class Memory:
     """The searchable memory of one library, with the caches that keep a question under ~50 ms."""
 
-    def __init__(self, store: Store, index_manager: IndexManager, embedder, llm=None, settings: Settings | None = None):
+    def __init__(
+        self,
+        store: Store,
+        index_manager: IndexManager,
+        embedder: TextEmbedder,
+        llm: LLM | None = None,
+        settings: Settings | None = None,
+    ):
         self.store = store
         self.indices = index_manager
         self.embedder = embedder

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from egodesk.core.types import Evidence
+from egodesk.perception.llm_base import LLM
 from egodesk.retrieval.base import Query, Strategy
 from egodesk.retrieval.fusion import Ranking
 from egodesk.retrieval.parent import CHILD_SPACE, fused_children, parents_evidence
@@ -34,7 +35,7 @@ class Reranker(Protocol):
 class LLMReranker:
     """Pointwise yes-probability of a chat LLM (llama.cpp locally, logprobs on a server)."""
 
-    def __init__(self, llm):
+    def __init__(self, llm: LLM):
         self.llm = llm
 
     def score(self, question: str, passages: Sequence[str]) -> list[float]:
@@ -76,5 +77,11 @@ class Rerank(Strategy):
         memory, catalog = self.memory, self.memory.catalog()
         cap = memory.settings.rerank_candidates
         fused, signals = fused_children(memory, query)
-        judged = rerank(fused, lambda row: catalog.text[row], query.text, self.reranker or LLMReranker(memory.llm), cap)
+        judged = rerank(fused, lambda row: catalog.text[row], query.text, self.reranker or self._llm_reranker(), cap)
         return parents_evidence(memory, judged, query.k, self.name, {**signals, "first_stage": fused, "rerank": judged[:cap]})
+
+    def _llm_reranker(self) -> LLMReranker:
+        """The library's LLM as the reranker (a strategy that `needs_llm` is given a memory with one)."""
+        if self.memory.llm is None:
+            raise ValueError("the rerank strategy needs a memory opened with an LLM")
+        return LLMReranker(self.memory.llm)
