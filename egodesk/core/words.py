@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 
 # Verbs an egocentric question asks about, with irregular past forms; regular inflections are
 # stripped by `lemma`.
@@ -323,3 +324,19 @@ def cue_words(text: str) -> frozenset[str]:
 def cue_coverage(cues: frozenset[str], text: str) -> float:
     """Share of the cue words `text` holds (0 without cues)."""
     return len(cues & cue_words(text)) / len(cues) if cues else 0.0
+
+
+# A recognised word that continues the one before it: the recogniser splits "12,000" into "12" and ",000",
+# "o'clock" into "o" and "'clock", "non-stop" into "non" and "-stop" (its own spacing is lost when the
+# words are stripped); a lone "%" belongs to its number.
+_CONTINUES = re.compile(r"[,.'’%-](?=\w)|%$")
+
+
+def spoken_text(words: Iterable[str]) -> str:
+    """Recognised words as one line, each continuing piece joined to the word before it without a space
+    ("12" ",000" -> "12,000", not "12 ,000": a search for the number would not find it)."""
+    out = ""
+    for word in (w.strip() for w in words):
+        if word:
+            out += word if not out or _CONTINUES.match(word) else " " + word
+    return out

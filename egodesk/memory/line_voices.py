@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from egodesk.core.words import spoken_text
 from egodesk.memory.clipspans import clip_holding
 from egodesk.memory.corrections import SPEECH, same_line
 from egodesk.memory.schema import Clip, LineVoice, SpeechTurn, TranscriptSegment
@@ -120,7 +121,7 @@ def cut_at_voices(session: Session, footage_id: int, turns: Sequence[Turn]) -> b
                     idx=-1 - i - 1000 * line.idx,  # unique until the numbering below
                     start_ts=start,
                     end_ts=end,
-                    text=" ".join(str(w[0]).strip() for w in part),
+                    text=spoken_text(str(w[0]) for w in part),
                     language=line.language,
                     words=[list(w) for w in part],
                 )

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from egodesk.core.words import spoken_text
 from egodesk.memory.clipspans import Span, clip_holding
 from egodesk.memory.corrections import SPEECH, apply_corrections
 from egodesk.memory.line_voices import attach_lines
@@ -69,7 +70,7 @@ def clip_speech(segments: Iterable[TranscriptSegment], clips: Sequence[Span]) ->
                 parts.setdefault(holder.id, []).append(word)
         if len(parts) > 1:
             for clip, words in parts.items():
-                if line := transcript_line(seg, " ".join(w.strip() for w in words)):
+                if line := transcript_line(seg, spoken_text(words)):
                     out[clip].append(line)
             continue
         home = segment_clip(seg, ordered)

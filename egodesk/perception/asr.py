@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from egodesk.core.words import spoken_text
+
 if TYPE_CHECKING:
     from egodesk.core.settings import Settings
 
@@ -64,7 +66,7 @@ class Transcript:
         """Words spoken within [start, end) (a clip's share of a file-level transcript)."""
         words = [w.text for s in self.segments for w in s.words if start <= (w.start + w.end) / 2 < end]
         if words or not self.segments:
-            return " ".join(words).strip()
+            return spoken_text(words)
         # Engines without word times: whole segments that overlap the span.
         return " ".join(s.text for s in self.segments if s.start < end and start < s.end).strip()
 
@@ -209,7 +211,7 @@ def _sentences(segment) -> list[Segment]:
             current = []
     if current:
         out.append(current)
-    return [Segment(ws[0].start, ws[-1].end, " ".join(w.text for w in ws), tuple(ws)) for ws in out]
+    return [Segment(ws[0].start, ws[-1].end, spoken_text(w.text for w in ws), tuple(ws)) for ws in out]
 
 
 WHISPER_MISSING = (

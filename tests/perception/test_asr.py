@@ -6,6 +6,7 @@ import re
 import time
 import wave
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -121,3 +122,11 @@ def test_an_unsure_language_detection_is_overruled_by_the_librarys_usual_languag
 def test_a_sure_detection_keeps_its_language_with_the_real_model(base):
     transcript = asr.transcribe_as_usual(base, JFK_AUDIO, "de")
     assert transcript.language == "en" and transcript.language_probability >= asr.LANGUAGE_TRUST
+
+
+def test_a_recognised_sentence_keeps_its_numbers_whole():
+    # faster-whisper's words carry their own leading space; "12,000" comes as " 12" and ",000".
+    raw = [(" The", 0.0), (" budget", 0.3), (" is", 0.6), (" 12", 0.9), (",000", 1.1), (" euros.", 1.3), (" Thanks.", 2.0)]
+    words = [SimpleNamespace(word=w, start=t, end=t + 0.2, probability=0.9) for w, t in raw]
+    segment = SimpleNamespace(words=words, text="".join(w for w, _ in raw), start=0.0, end=2.2)
+    assert [s.text for s in asr._sentences(segment)] == ["The budget is 12,000 euros.", "Thanks."]
