@@ -73,6 +73,10 @@ def short_label(label: str) -> str:
 
 
 def with_article(noun: str) -> str:
+    """The noun with its article ("an espresso", "a cab"); a plural, or a label that has its own article
+    ('a cat having a striped coat', the tagger's name for a tiger cat), as it is."""
+    if noun.startswith(("a ", "an ", "the ")):
+        return noun
     if noun.endswith("s") and not noun.endswith(("ss", "us", "is")):  # jeans, sunglasses: no article
         return noun
     vowel = noun[:1] in "aeiou" and not noun.startswith(("uni", "use", "eu", "one"))

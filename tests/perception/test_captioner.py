@@ -26,6 +26,7 @@ from egodesk.perception.captioner import (
     build_messages,
     make_captioner,
     short_label,
+    with_article,
 )
 from egodesk.perception.chat_server import chat_endpoint
 from egodesk.perception.tagger import make_tagger
@@ -316,3 +317,12 @@ def test_real_server_answers_the_requests_a_memory_build_keeps_in_flight(llama_s
         replies = list(pool.map(lambda messages: llm.chat(messages, max_tokens=2), prompts))
     llm.close()
     assert all(prompt_tokens > 0 for _, prompt_tokens in replies)
+
+
+def test_a_label_with_its_own_article_or_a_plural_gets_none_added():
+    assert [with_article(n) for n in ("espresso", "cab", "a cat having a striped coat", "sunglasses")] == [
+        "an espresso",
+        "a cab",
+        "a cat having a striped coat",
+        "sunglasses",
+    ]
