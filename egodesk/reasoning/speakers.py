@@ -21,10 +21,10 @@ import re
 from collections.abc import Sequence
 
 from egodesk.core.types import Evidence
+from egodesk.memory.people import ME as WEARER
 from egodesk.perception.prompts import VISIBLE_TEXT
 
 _SPEAKER = re.compile(r"^\s*([A-Z][\w'-]{1,30}):\s+(.*)$", re.S)
-WEARER = "me"  # the label of the wearer's own lines (`memory.speech`)
 # A line's turns: a capitalised name (or the wearer's label) and a colon, opening the line or its quote
 # or after a sentence's or clause's end ("I hear: 'Tom: ..., me: ..."); a title's colon ("Counter-Strike:
 # Global Offensive", after a plain word) and a sign's capitals ('DEPARTURES: DUBLIN') are no turns.
@@ -73,9 +73,6 @@ def _spoken(lines: list[Evidence]) -> list[tuple[str, str]]:
     return [spoken for ev in lines for spoken in turns(ev.text)]
 
 
-_SPEAKS_OF_WEARER = re.compile(r"\b(i|me|my|mine|myself)\b", re.I)
-
-
 def misattributed(
     question: str, answer: str, cited: list[Evidence], shown: list[Evidence], known: Sequence[str] = ()
 ) -> str | None:
@@ -83,7 +80,7 @@ def misattributed(
     or None when it does not (or the lines are not dialogue, or the question names no one speaking
     in the lines `shown` to the model nor one of the `known` people)."""
     speakers = {name for name, _ in _spoken(shown)} | set(known)
-    if _SPEAKS_OF_WEARER.search(question):
+    if _FIRST_PERSON.search(question):
         speakers.discard(WEARER)  # the wearer is asked about too
     spoken = [(name, body) for name, body in _spoken(cited) if name in speakers]
     named = [name for name in speakers if name != WEARER and re.search(rf"\b{re.escape(name)}\b", question)]
